@@ -1,0 +1,53 @@
+"""trioexec: a trio-native, structured-concurrency runtime for an LLM's tool calls."""
+
+from __future__ import annotations
+
+from ._errors import ConfigurationError as ConfigurationError
+from ._errors import MalformedBlockError as MalformedBlockError
+from ._errors import ToolDefinitionError as ToolDefinitionError
+from ._errors import TrioexecError as TrioexecError
+from ._models import Attachment as Attachment
+from ._models import Batch as Batch
+from ._models import ImageBlock as ImageBlock
+from ._models import ProgressUpdate as ProgressUpdate
+from ._models import ResultUpdate as ResultUpdate
+from ._models import TextBlock as TextBlock
+from ._models import ToolResult as ToolResult
+from ._models import ToolUse as ToolUse
+from ._models import Update as Update
+from ._partition import partition_tool_calls as partition_tool_calls
+from ._registry import ToolRegistry as ToolRegistry
+from ._schema import schema_for_attrs as schema_for_attrs
+from ._tool import CallContext as CallContext
+from ._tool import PermissionResult as PermissionResult
+from ._tool import ProgressSender as ProgressSender
+from ._tool import Tool as Tool
+from ._tool import ToolOutput as ToolOutput
+from ._tool import function_tool as function_tool
+from ._version import __version__ as __version__
+
+__all__ = [
+    "Attachment",
+    "Batch",
+    "CallContext",
+    "ConfigurationError",
+    "ImageBlock",
+    "MalformedBlockError",
+    "PermissionResult",
+    "ProgressSender",
+    "ProgressUpdate",
+    "ResultUpdate",
+    "TextBlock",
+    "Tool",
+    "ToolDefinitionError",
+    "ToolOutput",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolUse",
+    "TrioexecError",
+    "Update",
+    "__version__",
+    "function_tool",
+    "partition_tool_calls",
+    "schema_for_attrs",
+]

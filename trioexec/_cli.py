@@ -1,0 +1,39 @@
+"""The ``trioexec`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; subcommands register themselves here."""
+    parser = argparse.ArgumentParser(
+        prog="trioexec",
+        description="A trio-native, structured-concurrency runtime for an LLM's tool calls.",
+    )
+    parser.add_argument("--version", action="version", version=f"trioexec {__version__}")
+    parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

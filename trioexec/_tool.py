@@ -1,0 +1,253 @@
+"""What a tool is: the :class:`Tool` base class, :func:`function_tool`, and what a call sees.
+
+A tool is an object with a name, a JSON Schema for its input, optional attrs
+``input_type`` for typed input, and an async ``call``.  Everything else has a
+safe default: not concurrency-safe, ``"block"`` on interrupt, no sibling
+cascade, results over 100,000 characters persisted, permission allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Generic, Literal, Protocol, TypeAlias, TypeVar
+
+import attrs
+
+from ._errors import ToolDefinitionError
+from ._models import Content, JSONObject, JSONValue, ToolUse
+
+__all__ = [
+    "CallContext",
+    "ContextModifier",
+    "ContextState",
+    "InterruptBehavior",
+    "PermissionResult",
+    "ProgressSender",
+    "Tool",
+    "ToolOutput",
+    "function_tool",
+]
+
+InputT = TypeVar("InputT")
+InterruptBehavior: TypeAlias = Literal["cancel", "block"]
+ContextState: TypeAlias = Mapping[str, object]
+"""The shared context a turn's tools see; context modifiers map it to a new one."""
+ContextModifier: TypeAlias = Callable[[ContextState], ContextState]
+
+
+@attrs.frozen
+class ToolOutput:
+    """What ``Tool.call`` may return to attach a context modifier to its output."""
+
+    value: object
+    context_modifier: ContextModifier | None = None
+
+
+PermissionBehavior: TypeAlias = Literal["allow", "deny", "ask", "passthrough"]
+
+
+@attrs.frozen
+class PermissionResult:
+    """A permission answer: allow, deny (with a message), ask, or passthrough (no opinion)."""
+
+    behavior: PermissionBehavior
+    message: str | None = None
+    updated_input: Mapping[str, JSONValue] | None = None
+
+    @classmethod
+    def allow(cls, updated_input: Mapping[str, JSONValue] | None = None) -> PermissionResult:
+        """Allow the call, optionally with a replaced input."""
+        return cls("allow", None, updated_input)
+
+    @classmethod
+    def deny(cls, message: str) -> PermissionResult:
+        """Deny the call; ``message`` becomes the error tool_result."""
+        return cls("deny", message)
+
+    @classmethod
+    def ask(cls, message: str | None = None) -> PermissionResult:
+        """Ask the application (``can_use_tool``) whether the call may go ahead."""
+        return cls("ask", message)
+
+    @classmethod
+    def passthrough(cls) -> PermissionResult:
+        """Give no opinion; the permission chain decides."""
+        return cls("passthrough")
+
+
+class ProgressSender(Protocol):
+    """Sends one progress item; synchronous, never blocks, may be called at any time."""
+
+    def __call__(self, data: object, /) -> None: ...
+
+
+@attrs.frozen
+class CallContext:
+    """What one call sees besides its input.
+
+    Attributes:
+        tool_use: the call as the model sent it.
+        state: the turn's shared context as of the moment the call started.
+        cwd: the working directory tools should resolve relative paths against.
+        session_dir: where oversized results are persisted (None: not persisted).
+        permissions: the permission rules in force (None: no rules).
+    """
+
+    tool_use: ToolUse
+    state: ContextState = attrs.field(factory=dict)
+    cwd: Path = attrs.field(factory=Path.cwd)
+    session_dir: Path | None = None
+    permissions: object | None = None
+
+
+class Tool(Generic[InputT]):
+    """Base class for tools.  Override class attributes and ``call``.
+
+    ``input`` is the validated JSON object, or an ``input_type`` instance when
+    the tool declares one (structured with cattrs after JSON Schema validation).
+    """
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+    input_schema: JSONObject | None = None
+    input_type: type[InputT] | None = None
+    interrupt_behavior: InterruptBehavior = "block"
+    cancels_siblings_on_error: bool = False
+    max_result_size_chars: float = 100_000
+    is_deferred: bool = False
+    """True when the tool's schema was not sent to the model (adds a hint to input errors)."""
+
+    def is_concurrency_safe(self, input: InputT) -> bool:  # noqa: A002
+        """Whether this call may run beside other safe calls.  Default: no."""
+        return False
+
+    async def validate_input(self, input: InputT, ctx: CallContext) -> str | None:  # noqa: A002
+        """Semantic check (layer 2b).  Return an error message, or None when valid."""
+        return None
+
+    async def check_permissions(self, input: InputT, ctx: CallContext) -> PermissionResult:  # noqa: A002
+        """The tool's own permission check.  Default: allow."""
+        return PermissionResult.allow()
+
+    def match_rule_content(self, content: str, input: InputT, ctx: CallContext) -> bool:  # noqa: A002
+        """Whether a ``Tool(content)`` permission rule applies to this input.  Default: no."""
+        return False
+
+    async def call(
+        self,
+        input: InputT,  # noqa: A002
+        ctx: CallContext,
+        progress: ProgressSender,
+    ) -> object:
+        """Run the tool.  Return the output, or a :class:`ToolOutput` with a context modifier.
+
+        Raising an :class:`Exception` makes an error tool_result; cancellation is
+        delivered by trio (the call's scope) and must not be swallowed.
+        """
+        raise NotImplementedError(f"tool {self.name!r} does not implement call()")
+
+    def map_result(self, output: object) -> Content:
+        """Turn the output into tool_result content.  Default: strings and blocks as is."""
+        if isinstance(output, str):
+            return output
+        if isinstance(output, (list, tuple)) and all(_is_block(b) for b in output):
+            return tuple(output)
+        if output is None:
+            return ""
+        return str(output)
+
+    def __repr__(self) -> str:
+        return f"<Tool {getattr(self, 'name', '?')!r}>"
+
+
+def _is_block(value: object) -> bool:
+    from ._models import ImageBlock, TextBlock
+
+    return isinstance(value, (TextBlock, ImageBlock))
+
+
+ToolFunction: TypeAlias = Callable[[InputT, CallContext, ProgressSender], Awaitable[object]]
+
+
+class FunctionTool(Tool[InputT]):
+    """A tool made from an async function by :func:`function_tool`."""
+
+    def __init__(
+        self,
+        func: ToolFunction[InputT],
+        *,
+        name: str,
+        input_type: type[InputT] | None,
+        input_schema: JSONObject | None,
+        description: str,
+        concurrency_safe: bool | Callable[[InputT], bool],
+        interrupt_behavior: InterruptBehavior,
+        cancels_siblings_on_error: bool,
+        max_result_size_chars: float,
+        aliases: tuple[str, ...],
+    ) -> None:
+        self._func = func
+        self._concurrency_safe = concurrency_safe
+        self.name = name
+        self.input_type = input_type
+        self.input_schema = input_schema
+        self.description = description
+        self.interrupt_behavior = interrupt_behavior
+        self.cancels_siblings_on_error = cancels_siblings_on_error
+        self.max_result_size_chars = max_result_size_chars
+        self.aliases = aliases
+
+    def is_concurrency_safe(self, input: InputT) -> bool:  # noqa: A002
+        if callable(self._concurrency_safe):
+            return self._concurrency_safe(input)
+        return self._concurrency_safe
+
+    async def call(self, input: InputT, ctx: CallContext, progress: ProgressSender) -> object:  # noqa: A002
+        return await self._func(input, ctx, progress)
+
+
+def function_tool(
+    *,
+    name: str | None = None,
+    input_type: type[InputT] | None = None,
+    input_schema: JSONObject | None = None,
+    description: str | None = None,
+    concurrency_safe: bool | Callable[[InputT], bool] = False,
+    interrupt_behavior: InterruptBehavior = "block",
+    cancels_siblings_on_error: bool = False,
+    max_result_size_chars: float = 100_000,
+    aliases: tuple[str, ...] = (),
+) -> Callable[[ToolFunction[InputT]], Tool[InputT]]:
+    """Decorate ``async def f(input, ctx, progress)`` to make a :class:`Tool`.
+
+    The JSON Schema is derived from ``input_type`` (an attrs class) unless
+    ``input_schema`` is given.  The name defaults to the function's name.
+
+    Raises:
+        ToolDefinitionError: neither a schema nor an attrs input type was given.
+    """
+    if interrupt_behavior not in ("cancel", "block"):
+        raise ToolDefinitionError(
+            f"interrupt_behavior must be 'cancel' or 'block', not {interrupt_behavior!r}"
+        )
+    if not (max_result_size_chars == math.inf or max_result_size_chars >= 0):
+        raise ToolDefinitionError("max_result_size_chars must be >= 0 or math.inf")
+
+    def decorate(func: ToolFunction[InputT]) -> Tool[InputT]:
+        return FunctionTool(
+            func,
+            name=name or func.__name__,
+            input_type=input_type,
+            input_schema=input_schema,
+            description=description if description is not None else (func.__doc__ or "").strip(),
+            concurrency_safe=concurrency_safe,
+            interrupt_behavior=interrupt_behavior,
+            cancels_siblings_on_error=cancels_siblings_on_error,
+            max_result_size_chars=max_result_size_chars,
+            aliases=tuple(aliases),
+        )
+
+    return decorate
