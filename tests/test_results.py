@@ -1,0 +1,371 @@
+"""Per-call result size handling: placeholder, thresholds, preview, sizes, file names, disk."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trioexec import ImageBlock, TextBlock, Tool, ToolResult
+from trioexec._results import (
+    DEFAULT_MAX_RESULT_CHARS,
+    content_size,
+    empty_placeholder,
+    finalize_result,
+    format_size,
+    generate_preview,
+    is_content_empty,
+    persisted_output_message,
+    persistence_threshold,
+    plan_persistence,
+    safe_file_stem,
+    tool_result_path,
+    write_exclusive,
+)
+
+
+class SizedTool(Tool[Any]):
+    def __init__(self, name: str = "Bash", max_result_size_chars: float = 100_000) -> None:
+        self.name = name
+        self.max_result_size_chars = max_result_size_chars
+
+
+def lines(n: int) -> str:
+    """``n`` characters of 79-character lines plus newlines (like scenario ``output_size``)."""
+    return (("x" * 79 + "\n") * (n // 80 + 1))[:n]
+
+
+def listing(folder: Path) -> list[Path]:
+    return sorted(folder.iterdir())
+
+
+IMAGE = ImageBlock({"type": "base64", "media_type": "image/png", "data": "AAAA"})
+
+
+# -- empty placeholder -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "   ",
+        "\n\t \r\n",
+        "\u00a0\ufeff",
+        (),
+        (TextBlock(""),),
+        (TextBlock(" "), TextBlock("\n")),
+    ],
+)
+async def test_empty_output_becomes_placeholder(tmp_path: Path, content: Any) -> None:
+    result = ToolResult("toolu_1", content)
+    out = await finalize_result(SizedTool("Bash"), result, session_dir=tmp_path)
+    assert out == ToolResult("toolu_1", "(Bash completed with no output)")
+
+
+def test_none_is_empty_and_placeholder_text() -> None:
+    assert is_content_empty(None)
+    assert empty_placeholder("Grep") == "(Grep completed with no output)"
+
+
+@pytest.mark.parametrize("content", ["x", " x ", (IMAGE,), (TextBlock(" "), TextBlock("a"))])
+def test_non_empty_content(content: Any) -> None:
+    assert not is_content_empty(content)
+
+
+async def test_empty_error_is_untouched(tmp_path: Path) -> None:
+    result = ToolResult("toolu_1", "", is_error=True)
+    assert await finalize_result(SizedTool(), result, session_dir=tmp_path) is result
+
+
+# -- thresholds --------------------------------------------------------------------------------
+
+
+def test_threshold_is_min_of_tool_limit_and_global() -> None:
+    assert DEFAULT_MAX_RESULT_CHARS == 50_000
+    assert persistence_threshold(100_000) == 50_000
+    assert persistence_threshold(30_000) == 30_000
+    assert persistence_threshold(math.inf) == math.inf
+
+
+async def test_50000_stays_inline_50001_is_persisted(tmp_path: Path) -> None:
+    tool = SizedTool()
+    inline = ToolResult("toolu_a", lines(50_000))
+    assert await finalize_result(tool, inline, session_dir=tmp_path) is inline
+    assert not (tmp_path / "tool-results").exists()
+
+    big = ToolResult("toolu_b", lines(50_001))
+    out = await finalize_result(tool, big, session_dir=tmp_path)
+    path = tmp_path / "tool-results" / "toolu_b.txt"
+    assert path.read_text(encoding="utf-8") == big.content
+    assert isinstance(out.content, str)
+    assert out.content.startswith(
+        f"<persisted-output>\nOutput too large (48.8KB). Full output saved to: {path}\n\n"
+        "Preview (first 2KB):\n"
+    )
+    assert out.content.endswith("\n...\n</persisted-output>")
+    assert out.tool_use_id == "toolu_b"
+    assert not out.is_error
+
+
+async def test_tool_limit_below_global_decides(tmp_path: Path) -> None:
+    tool = SizedTool(max_result_size_chars=10)
+    assert (
+        await finalize_result(tool, ToolResult("t", "0123456789"), session_dir=tmp_path)
+    ).content == ("0123456789")
+    out = await finalize_result(tool, ToolResult("t", "0123456789A"), session_dir=tmp_path)
+    path = tmp_path / "tool-results" / "t.txt"
+    # The preview is the whole output, so there is no "..." line.
+    assert out.content == (
+        "<persisted-output>\n"
+        f"Output too large (11 bytes). Full output saved to: {path}\n\n"
+        "Preview (first 2KB):\n"
+        "0123456789A\n"
+        "</persisted-output>"
+    )
+
+
+async def test_infinite_limit_never_persists(tmp_path: Path) -> None:
+    result = ToolResult("toolu_r", lines(300_000))
+    out = await finalize_result(SizedTool("Read", math.inf), result, session_dir=tmp_path)
+    assert out is result
+    assert not (tmp_path / "tool-results").exists()
+
+
+async def test_image_result_untouched(tmp_path: Path) -> None:
+    result = ToolResult("toolu_i", (TextBlock(lines(80_000)), IMAGE))
+    assert await finalize_result(SizedTool(), result, session_dir=tmp_path) is result
+    assert not (tmp_path / "tool-results").exists()
+
+
+async def test_error_never_persisted(tmp_path: Path) -> None:
+    result = ToolResult("toolu_e", lines(80_000), is_error=True)
+    assert await finalize_result(SizedTool(), result, session_dir=tmp_path) is result
+    assert not (tmp_path / "tool-results").exists()
+
+
+async def test_no_session_dir_keeps_result_inline() -> None:
+    result = ToolResult("toolu_n", lines(80_000))
+    assert await finalize_result(SizedTool(), result, session_dir=None) is result
+
+
+async def test_existing_file_is_reused_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "tool-results" / "toolu_x.txt"
+    path.parent.mkdir(parents=True)
+    path.write_text("from an earlier turn", encoding="utf-8")
+    result = ToolResult("toolu_x", lines(60_000))
+    out = await finalize_result(SizedTool(), result, session_dir=tmp_path)
+    assert out.content == plan_persistence(result.content, "toolu_x", tmp_path).replacement
+    assert path.read_text(encoding="utf-8") == "from an earlier turn"
+
+
+async def test_write_exclusive_reports_whether_it_wrote(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "f.txt"
+    assert await write_exclusive(path, "one\r\ntwo") is True
+    assert await write_exclusive(path, "other") is False
+    assert path.read_bytes() == b"one\r\ntwo"
+
+
+async def test_finalize_is_idempotent(tmp_path: Path) -> None:
+    for limit in (100_000, 100, 0):
+        tool = SizedTool(max_result_size_chars=limit)
+        for content in (lines(70_000), "", "short", (TextBlock(lines(70_000)),)):
+            once = await finalize_result(
+                tool, ToolResult(f"id{limit}", content), session_dir=tmp_path
+            )
+            twice = await finalize_result(tool, once, session_dir=tmp_path)
+            assert twice == once
+
+
+async def test_block_list_is_saved_as_json(tmp_path: Path) -> None:
+    blocks = (TextBlock(lines(30_000)), TextBlock("é" + lines(30_000)))
+    out = await finalize_result(SizedTool(), ToolResult("toolu_j", blocks), session_dir=tmp_path)
+    path = tmp_path / "tool-results" / "toolu_j.json"
+    saved = path.read_text(encoding="utf-8")
+    assert json.loads(saved) == [{"type": "text", "text": b.text} for b in blocks]
+    assert saved.startswith('[\n  {\n    "type": "text",\n    "text": "xxx')
+    assert "é" in saved
+    assert isinstance(out.content, str)
+    assert f"Output too large ({format_size(len(saved))}). Full output saved to: {path}\n" in (
+        out.content
+    )
+    assert content_size(blocks) == 60_001
+
+
+async def test_unwritable_session_dir_keeps_result_inline(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    result = ToolResult("toolu_w", lines(60_000))
+    with caplog.at_level(logging.WARNING, logger="trioexec.results"):
+        out = await finalize_result(SizedTool(), result, session_dir=blocker)
+    assert out is result
+    assert "toolu_w" in caplog.text
+
+
+async def test_cancelled_before_write_leaves_no_file(tmp_path: Path) -> None:
+    with trio.CancelScope() as scope:
+        scope.cancel(reason="test")
+        await finalize_result(
+            SizedTool(), ToolResult("toolu_c", lines(60_000)), session_dir=tmp_path
+        )
+    assert scope.cancelled_caught
+    assert not (tmp_path / "tool-results" / "toolu_c.txt").exists()
+
+
+# -- preview -----------------------------------------------------------------------------------
+
+
+def test_preview_cuts_at_newline_after_character_1000() -> None:
+    text = "a" * 1001 + "\n" + "b" * 3000
+    assert generate_preview(text) == ("a" * 1001, True)
+
+
+def test_preview_ignores_newline_at_character_1000() -> None:
+    text = "a" * 1000 + "\n" + "b" * 3000
+    assert generate_preview(text) == (text[:2000], True)
+
+
+def test_preview_without_newline_takes_2000() -> None:
+    text = "c" * 5000
+    assert generate_preview(text) == ("c" * 2000, True)
+
+
+def test_preview_uses_last_newline_in_first_2000() -> None:
+    text = "a" * 1500 + "\n" + "b" * 498 + "\n" + "c" * 10
+    # The newline at index 1999 is inside the first 2,000 characters.
+    assert generate_preview(text + "d" * 100) == (text[:1999], True)
+    # A newline at index 2000 is not.
+    text2 = "a" * 1500 + "\n" + "b" * 499 + "\n" + "c" * 100
+    assert generate_preview(text2) == (text2[:1500], True)
+
+
+def test_preview_of_short_text_is_whole() -> None:
+    assert generate_preview("x" * 2000) == ("x" * 2000, False)
+    assert generate_preview("x" * 2001) == ("x" * 2000, True)
+
+
+def test_wrapper_byte_for_byte() -> None:
+    text = "line one\n" + "z" * 1200 + "\n" + "tail" * 1000
+    plan = plan_persistence(text, "toolu_01", Path("/s"))
+    assert plan.path == Path("/s/tool-results/toolu_01.txt")
+    assert plan.data == text
+    assert plan.replacement == (
+        "<persisted-output>\n"
+        "Output too large (5.1KB). Full output saved to: /s/tool-results/toolu_01.txt\n"
+        "\n"
+        "Preview (first 2KB):\n"
+        "line one\n" + "z" * 1200 + "\n"
+        "...\n"
+        "</persisted-output>"
+    )
+    assert persisted_output_message(size=3, path="p", preview="abc", has_more=False) == (
+        "<persisted-output>\nOutput too large (3 bytes). Full output saved to: p\n\n"
+        "Preview (first 2KB):\nabc\n</persisted-output>"
+    )
+
+
+# -- sizes -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [
+        (0, "0 bytes"),
+        (1023, "1023 bytes"),
+        (1024, "1KB"),
+        (1280, "1.3KB"),  # 1.25 rounds half up, as JavaScript's toFixed(1)
+        (2000, "2KB"),
+        (40_000, "39.1KB"),
+        (50_001, "48.8KB"),
+        (1024 * 1024 - 1, "1024KB"),
+        (1024 * 1024, "1MB"),
+        (1_572_864, "1.5MB"),
+        (1024**3, "1GB"),
+        (5 * 1024**3 + 1024**3 // 10 + 1, "5.1GB"),
+    ],
+)
+def test_format_size(size: int, text: str) -> None:
+    assert format_size(size) == text
+
+
+# -- file names --------------------------------------------------------------------------------
+
+HOSTILE_IDS = [
+    "../x",
+    "a/b",
+    "..",
+    ".",
+    "",
+    "x" * 10_000,
+    "a\\b",
+    "/etc/passwd",
+    "%",
+    "%2E",
+    "%%",
+    "é",
+    "nul\x00byte",
+    "C:",
+    "a" * 200,
+    "a" * 201,
+    "./" * 100,
+    "\ud800",
+]
+
+
+@pytest.mark.parametrize("tool_use_id", HOSTILE_IDS, ids=lambda s: repr(s)[:30])
+async def test_hostile_id_stays_inside_tool_results(tmp_path: Path, tool_use_id: str) -> None:
+    root = (tmp_path / "tool-results").resolve()
+    for is_json in (False, True):
+        path = tool_result_path(tmp_path, tool_use_id, is_json=is_json)
+        assert path.parent == tmp_path / "tool-results"
+        assert path.resolve().parent == root
+        assert len(path.name.encode()) < 255
+    out = await finalize_result(
+        SizedTool(), ToolResult(tool_use_id, lines(60_000)), session_dir=tmp_path
+    )
+    assert isinstance(out.content, str)
+    assert out.content.startswith("<persisted-output>")
+    written = listing(tmp_path / "tool-results")
+    assert [p.resolve().parent for p in written] == [root]
+    assert listing(tmp_path) == [tmp_path / "tool-results"]
+
+
+def test_plain_ids_are_used_as_is() -> None:
+    assert safe_file_stem("toolu_01A09q90qw90lq917835lq9") == "toolu_01A09q90qw90lq917835lq9"
+    assert safe_file_stem("a-b_C") == "a-b_C"
+    assert safe_file_stem("a" * 200) == "a" * 200
+
+
+def test_encoded_ids() -> None:
+    assert safe_file_stem("../x") == "%2E%2E%2Fx"
+    assert safe_file_stem("a/b") == "a%2Fb"
+    assert safe_file_stem("..") == "%2E%2E"
+    assert safe_file_stem("%") == "%25"
+    assert safe_file_stem("é") == "%C3%A9"
+    assert safe_file_stem("").startswith("%%")
+    assert safe_file_stem("x" * 10_000).startswith("%%")
+    assert len(safe_file_stem("x" * 10_000)) == 66
+
+
+def test_hostile_ids_get_distinct_names() -> None:
+    stems = [safe_file_stem(i) for i in HOSTILE_IDS]
+    assert len(set(stems)) == len(HOSTILE_IDS)
+
+
+@given(st.lists(st.text(max_size=120), unique=True, max_size=30))
+def test_file_stems_are_injective_and_safe(ids: list[str]) -> None:
+    stems = [safe_file_stem(i) for i in ids]
+    assert len(set(stems)) == len(ids)
+    for stem in stems:
+        assert stem
+        assert set(stem) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-%")
+        assert len(stem) <= 200

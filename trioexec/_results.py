@@ -1,0 +1,320 @@
+"""Per-call result size handling (SPEC §7): empty placeholder and persistence.
+
+A tool result that is empty becomes ``({Tool} completed with no output)``,
+because an empty tool_result can read to a model like the end of a turn.  A
+result larger than ``min(tool.max_result_size_chars, 50_000)`` characters is
+written to ``{session_dir}/tool-results/{name}.txt`` (``.json`` for a list of
+text blocks) and replaced by a ``<persisted-output>`` wrapper that holds a
+preview and the path.  Errors and results with an image block are never
+persisted.
+
+Everything that decides (thresholds, sizes, previews, file names, the wrapper
+text) is a pure function; only :func:`write_exclusive` and
+:func:`finalize_result` touch the disk, through trio's async file API.
+
+Sizes count characters (Python ``len``, i.e. code points), as Claude Code
+counts the JavaScript string length; the word ``bytes`` in the wrapper is
+Claude Code's wording and is kept byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from ._models import Content, ImageBlock, TextBlock, ToolResult
+
+if TYPE_CHECKING:
+    from ._tool import Tool
+
+__all__ = [
+    "DEFAULT_MAX_RESULT_CHARS",
+    "MAX_FILE_STEM_CHARS",
+    "PERSISTED_OUTPUT_CLOSING_TAG",
+    "PERSISTED_OUTPUT_TAG",
+    "PREVIEW_CHARS",
+    "PersistPlan",
+    "content_size",
+    "empty_placeholder",
+    "finalize_result",
+    "format_size",
+    "generate_preview",
+    "has_image",
+    "is_content_empty",
+    "is_persisted",
+    "persisted_output_message",
+    "persistence_threshold",
+    "plan_persistence",
+    "safe_file_stem",
+    "tool_result_path",
+    "tool_results_dir",
+    "write_exclusive",
+]
+
+logger = logging.getLogger("trioexec.results")
+
+DEFAULT_MAX_RESULT_CHARS = 50_000
+"""The global per-call ceiling; a tool's own limit can only lower it."""
+
+PREVIEW_CHARS = 2_000
+"""How much of a persisted result the model sees inline."""
+
+PERSISTED_OUTPUT_TAG = "<persisted-output>"
+PERSISTED_OUTPUT_CLOSING_TAG = "</persisted-output>"
+
+MAX_FILE_STEM_CHARS = 200
+"""Longest file stem used as is; longer names are hashed (file names stay < 255 bytes)."""
+
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_-]+")
+_PLAIN_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+# What JavaScript's String.prototype.trim() removes (Claude Code's notion of blank).
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+# -- pure helpers ---------------------------------------------------------------------------
+
+
+def empty_placeholder(tool_name: str) -> str:
+    """The text that stands in for an empty result of ``tool_name``."""
+    return f"({tool_name} completed with no output)"
+
+
+def is_content_empty(content: Content | None) -> bool:
+    """True for None, a blank string, an empty list, or a list of only blank text blocks."""
+    if content is None:
+        return True
+    if isinstance(content, str):
+        return not content.strip(_JS_WHITESPACE)
+    return all(isinstance(b, TextBlock) and not b.text.strip(_JS_WHITESPACE) for b in content)
+
+
+def has_image(content: Content) -> bool:
+    """True when the content is a block list holding at least one image."""
+    return not isinstance(content, str) and any(isinstance(b, ImageBlock) for b in content)
+
+
+def is_persisted(content: Content) -> bool:
+    """True when the content already is a ``<persisted-output>`` wrapper."""
+    return isinstance(content, str) and content.startswith(PERSISTED_OUTPUT_TAG)
+
+
+def content_size(content: Content) -> int:
+    """Size in characters: the string's length, or the sum of the text blocks' lengths."""
+    if isinstance(content, str):
+        return len(content)
+    return sum(len(b.text) for b in content if isinstance(b, TextBlock))
+
+
+def persistence_threshold(max_result_size_chars: float) -> float:
+    """``min(max_result_size_chars, 50_000)``; ``math.inf`` stays ``math.inf`` (never persist)."""
+    if math.isinf(max_result_size_chars) and max_result_size_chars > 0:
+        return math.inf
+    return min(max_result_size_chars, DEFAULT_MAX_RESULT_CHARS)
+
+
+def _tenths(numerator: int, shift: int) -> str:
+    # numerator / 2**shift rounded to one decimal, half away from zero (JavaScript's
+    # toFixed(1) on an exactly representable value), with a trailing ".0" dropped.
+    tenths = (numerator * 20 + (1 << shift)) >> (shift + 1)
+    whole, frac = divmod(tenths, 10)
+    return f"{whole}" if frac == 0 else f"{whole}.{frac}"
+
+
+def format_size(size: int) -> str:
+    """``N bytes`` under 1 KiB, else ``X.YKB`` / ``MB`` / ``GB`` with a trailing ``.0`` dropped.
+
+    Units step at 1024.  The unit is chosen before rounding, so 1,048,575 reads
+    ``1024KB`` (as in Claude Code).
+    """
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024**2:
+        return f"{_tenths(size, 10)}KB"
+    if size < 1024**3:
+        return f"{_tenths(size, 20)}MB"
+    return f"{_tenths(size, 30)}GB"
+
+
+def generate_preview(text: str, limit: int = PREVIEW_CHARS) -> tuple[str, bool]:
+    """Return ``(preview, has_more)``.
+
+    The preview is the whole text when it fits in ``limit`` characters;
+    otherwise the first ``limit`` characters, cut at the last newline in them
+    when that newline lies past the middle (index > ``limit // 2``), so a log
+    line or table row is not split.  The newline itself is not included.
+    """
+    if len(text) <= limit:
+        return text, False
+    cut = text.rfind("\n", 0, limit)
+    if cut <= limit // 2:
+        cut = limit
+    return text[:cut], True
+
+
+def persisted_output_message(*, size: int, path: str, preview: str, has_more: bool) -> str:
+    """The exact ``<persisted-output>`` wrapper that replaces a persisted result."""
+    tail = "\n...\n" if has_more else "\n"
+    return (
+        f"{PERSISTED_OUTPUT_TAG}\n"
+        f"Output too large ({format_size(size)}). Full output saved to: {path}\n\n"
+        f"Preview (first {format_size(PREVIEW_CHARS)}):\n"
+        f"{preview}{tail}"
+        f"{PERSISTED_OUTPUT_CLOSING_TAG}"
+    )
+
+
+def safe_file_stem(tool_use_id: str) -> str:
+    """Map a tool_use id to a file stem that cannot leave ``tool-results/``.
+
+    The mapping is injective, so two ids never share a file:
+
+    * an id of 1 to 200 characters from ``[A-Za-z0-9_-]`` is used as is
+      (no ``%`` in it);
+    * any other id of which the encoding fits in 200 characters is
+      percent-encoded: every UTF-8 byte outside ``[A-Za-z0-9_-]`` becomes
+      ``%XX`` (upper-case hex), so the stem holds a ``%`` but never ``%%``;
+    * the empty id and every longer id become ``%%`` + the SHA-256 hex
+      digest of the id's UTF-8 bytes.
+
+    The three forms cannot be confused with each other, and no stem contains
+    ``/``, ``\\``, ``.`` or is empty, so ``.``/``..`` and separators never reach
+    the file system.  (Ids that differ only in letter case still share a file on
+    a case-insensitive file system.)
+    """
+    if len(tool_use_id) <= MAX_FILE_STEM_CHARS and _PLAIN_ID.fullmatch(tool_use_id):
+        return tool_use_id
+    if tool_use_id and len(tool_use_id) <= MAX_FILE_STEM_CHARS:
+        encoded = "".join(
+            chr(byte) if byte in _PLAIN_BYTES else f"%{byte:02X}"
+            for byte in tool_use_id.encode("utf-8", "surrogatepass")
+        )
+        if len(encoded) <= MAX_FILE_STEM_CHARS:
+            return encoded
+    digest = hashlib.sha256(tool_use_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"%%{digest}"
+
+
+def tool_results_dir(session_dir: Path) -> Path:
+    """``{session_dir}/tool-results``."""
+    return session_dir / "tool-results"
+
+
+def tool_result_path(session_dir: Path, tool_use_id: str, *, is_json: bool) -> Path:
+    """Where the result of ``tool_use_id`` is persisted (``.json`` for block lists)."""
+    suffix = ".json" if is_json else ".txt"
+    return tool_results_dir(session_dir) / f"{safe_file_stem(tool_use_id)}{suffix}"
+
+
+@attrs.frozen
+class PersistPlan:
+    """What persisting one result means: the file, its text, and the wrapper that replaces it."""
+
+    path: Path
+    data: str
+    replacement: str
+
+
+def plan_persistence(content: Content, tool_use_id: str, session_dir: Path) -> PersistPlan:
+    """Compute the file, its text and the exact replacement for ``content`` (pure).
+
+    A string is saved as is (``.txt``); a list of text blocks is saved as its
+    Messages API JSON, indented by two spaces (``.json``).  The size in the
+    wrapper and the preview are those of the saved text.
+    """
+    if isinstance(content, str):
+        data, is_json = content, False
+    else:
+        blocks = [b.to_api() for b in content]
+        data, is_json = json.dumps(blocks, indent=2, ensure_ascii=False), True
+    path = tool_result_path(session_dir, tool_use_id, is_json=is_json)
+    preview, has_more = generate_preview(data)
+    replacement = persisted_output_message(
+        size=len(data), path=str(path), preview=preview, has_more=has_more
+    )
+    return PersistPlan(path=path, data=data, replacement=replacement)
+
+
+# -- disk -------------------------------------------------------------------------------------
+
+
+async def write_exclusive(path: Path, data: str) -> bool:
+    """Create ``path`` with ``data`` (UTF-8) unless it exists; return True when written.
+
+    Characters UTF-8 cannot hold (lone surrogates) are written backslash-escaped.
+
+    The parent folder is created when missing.  An existing file is reused, not
+    overwritten (a result is persisted once even when decided twice).  Opening,
+    writing and closing run shielded from cancellation, so a cancelled caller
+    never leaves a half-written file that a later call would reuse; the
+    cancellation is delivered at the next checkpoint.
+
+    Raises:
+        OSError: the folder or file could not be created or written.
+    """
+    await trio.Path(path.parent).mkdir(parents=True, exist_ok=True)
+    with trio.CancelScope(shield=True):
+        try:
+            file = await trio.open_file(
+                path, "x", encoding="utf-8", errors="backslashreplace", newline=""
+            )
+        except FileExistsError:
+            return False
+        async with file:
+            await file.write(data)
+    await trio.lowlevel.checkpoint()
+    return True
+
+
+async def finalize_result(
+    tool: Tool[Any], result: ToolResult, *, session_dir: Path | None
+) -> ToolResult:
+    """Apply per-call size handling to one result (SPEC §4 step 9).
+
+    An empty result gets the ``({tool.name} completed with no output)``
+    placeholder.  A result larger than :func:`persistence_threshold` of the
+    tool's ``max_result_size_chars`` is persisted under ``session_dir`` and
+    replaced by the ``<persisted-output>`` wrapper.  Error results, results
+    with an image block, results that already are a wrapper or the placeholder,
+    and every result when ``session_dir`` is None are returned unchanged, so the
+    function is idempotent on its own output.  When the file cannot be written the result
+    stays inline (logged), as in Claude Code.
+
+    On cancellation nothing is returned; a file may have been fully written
+    (it is reused next time), never half written.
+    """
+    if result.is_error:
+        await trio.lowlevel.checkpoint()
+        return result
+    content = result.content
+    if is_content_empty(content):
+        await trio.lowlevel.checkpoint()
+        return attrs.evolve(result, content=empty_placeholder(tool.name))
+    threshold = persistence_threshold(tool.max_result_size_chars)
+    if (
+        session_dir is None
+        or has_image(content)
+        or is_persisted(content)
+        or content_size(content) <= threshold
+        or content == empty_placeholder(tool.name)
+    ):
+        await trio.lowlevel.checkpoint()
+        return result
+    plan = plan_persistence(content, result.tool_use_id, session_dir)
+    try:
+        await write_exclusive(plan.path, plan.data)
+    except OSError:
+        logger.warning("could not persist the result of %r to %s", result.tool_use_id, plan.path)
+        return result
+    return attrs.evolve(result, content=plan.replacement)
