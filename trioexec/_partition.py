@@ -8,7 +8,7 @@ raises all count as unsafe.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._models import Batch, ToolUse
 from ._registry import ToolRegistry
@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
     from ._tool import Tool
 
-__all__ = ["is_call_concurrency_safe", "partition_tool_calls"]
+__all__ = ["group_safe_runs", "is_call_concurrency_safe", "partition_tool_calls"]
+
+T = TypeVar("T")
 
 
 def is_call_concurrency_safe(tool_use: ToolUse, registry: ToolRegistry) -> bool:
@@ -43,14 +45,16 @@ def partition_tool_calls(
     ``{A,B,C} {D} {E} {F}``.
     """
     registry = ToolRegistry.coerce(tools)
-    return _partition([(use, is_call_concurrency_safe(use, registry)) for use in tool_uses])
+    runs = group_safe_runs([(use, is_call_concurrency_safe(use, registry)) for use in tool_uses])
+    return [Batch(is_concurrency_safe=safe, tool_uses=tuple(uses)) for safe, uses in runs]
 
 
-def _partition(calls: Iterable[tuple[ToolUse, bool]]) -> list[Batch]:
-    batches: list[tuple[bool, list[ToolUse]]] = []
-    for use, safe in calls:
-        if safe and batches and batches[-1][0]:
-            batches[-1][1].append(use)
+def group_safe_runs(items: Iterable[tuple[T, bool]]) -> list[tuple[bool, list[T]]]:
+    """The fold behind partitioning: merge consecutive safe items, isolate unsafe ones."""
+    runs: list[tuple[bool, list[T]]] = []
+    for item, safe in items:
+        if safe and runs and runs[-1][0]:
+            runs[-1][1].append(item)
         else:
-            batches.append((safe, [use]))
-    return [Batch(is_concurrency_safe=safe, tool_uses=tuple(uses)) for safe, uses in batches]
+            runs.append((safe, [item]))
+    return runs

@@ -1,0 +1,151 @@
+"""The batch path: ``run_tools`` (SPEC §2, with §3.2-3.3 cancellation).
+
+Batches run one after another, each in its own nursery.  A safe batch runs its
+calls concurrently, slots filled in tool_use order through a
+:class:`trio.CapacityLimiter`; results leave through the ordered gate in
+tool_use order; context modifiers of a safe batch are applied after the whole
+batch, in tool_use order.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from ._concurrency import resolve_max_concurrency
+from ._core import NEVER_STARTED_BATCH, Call, RunCore
+from ._errors import ConfigurationError
+from ._events import Observer, ObserverSet
+from ._lifecycle import CallEnv
+from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
+from ._partition import group_safe_runs
+from ._registry import ToolRegistry
+from ._tool import ContextState, Tool
+from ._turn import Turn
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+__all__ = ["RunOutcome", "run_tools"]
+
+
+@attrs.frozen
+class RunOutcome:
+    """What ``run_tools`` returns: the released results (tool_use order) and the final context."""
+
+    updates: tuple[ResultUpdate, ...]
+    context: ContextState
+    stop_reason: str | None = None
+
+    @property
+    def results(self) -> tuple[ToolResult, ...]:
+        """The tool_results, one per tool_use, in tool_use order."""
+        return tuple(update.result for update in self.updates)
+
+    @property
+    def attachments(self) -> tuple[Attachment, ...]:
+        """Every record that goes with the results (hook context, stop requests...)."""
+        return tuple(a for update in self.updates for a in update.attachments)
+
+    @property
+    def stopped_continuation(self) -> bool:
+        """A hook asked the agent loop to stop after this turn's results."""
+        return self.stop_reason is not None
+
+
+async def run_tools(
+    tool_uses: Sequence[ToolUse],
+    tools: ToolRegistry | Iterable[Tool[Any]],
+    *,
+    turn: Turn | None = None,
+    context: Mapping[str, object] | None = None,
+    max_concurrency: int | None = None,
+    cwd: Path | None = None,
+    session_dir: Path | None = None,
+    observers: Iterable[Observer] = (),
+    updates: trio.MemorySendChannel[Update] | None = None,
+) -> RunOutcome:
+    """Run one turn's tool calls, batch by batch, and answer every one of them.
+
+    Args:
+        tool_uses: the calls, in the order the model sent them.
+        tools: the turn's tools (or a :class:`ToolRegistry`).
+        turn: the turn to interrupt/abort through (a fresh one by default).
+        context: the shared context tools see; modifiers produce the returned one.
+        max_concurrency: calls running at once in a safe batch (default: the
+            environment variables of SPEC §2, else 10).
+        cwd / session_dir: passed to tools; ``session_dir`` enables persistence.
+        observers: see :class:`Observer`.
+        updates: an unbounded memory channel that receives progress at once and
+            each result as it is released.  It is not closed.
+
+    Returns:
+        The released results (exactly one per tool_use, in tool_use order) and
+        the final context.
+
+    Raises:
+        ConfigurationError: ``max_concurrency`` is not a positive integer or the
+            ``updates`` channel is bounded.
+        BaseException: a tool raised something that is not an ``Exception``
+            (every call is still answered on ``updates``). Errors from tools
+            never escape; a ``Cancelled`` from an enclosing scope propagates.
+    """
+    limit = resolve_max_concurrency(max_concurrency)
+    if updates is not None and updates.statistics().max_buffer_size != math.inf:
+        raise ConfigurationError("the updates channel must be unbounded (math.inf buffer)")
+    env = CallEnv(
+        turn=turn or Turn(),
+        observers=ObserverSet(observers),
+        cwd=cwd or Path.cwd(),
+        session_dir=session_dir,
+    )
+    core = RunCore(
+        ToolRegistry.coerce(tools),
+        env=env,
+        context=dict(context or {}),
+        max_concurrency=limit,
+        result_order="arrival",
+        send=updates,
+        never_started_text=NEVER_STARTED_BATCH,
+        defer_modifiers=True,
+    )
+    try:
+        calls = [core.new_call(use) for use in tool_uses]
+        batches = group_safe_runs([(call, call.safe) for call in calls])
+        limiter = trio.CapacityLimiter(limit)
+        with core.turn_scope, core.sibling_scope:
+            for _, batch in batches:
+                if core.blocked_reason() is not None:
+                    break
+                await _run_batch(core, batch, limiter)
+                core.apply_pending_modifiers()
+        for call in calls:
+            if call.state == "queued":
+                core.complete_without_starting(call, core.blocked_reason() or "user_interrupted")
+        core.settle()
+        core.apply_pending_modifiers()
+    finally:
+        core.close()
+    return RunOutcome(tuple(core.released), core.context, core.stop_reason)
+
+
+async def _run_batch(core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter) -> None:
+    async with trio.open_nursery() as nursery:
+        for call in calls:
+            await limiter.acquire_on_behalf_of(call)
+            if core.blocked_reason() is not None:
+                limiter.release_on_behalf_of(call)
+                break
+            core.mark_started(call)
+            nursery.start_soon(_run_with_slot, core, call, limiter)
+
+
+async def _run_with_slot(core: RunCore, call: Call, limiter: trio.CapacityLimiter) -> None:
+    try:
+        await core.run_call(call)
+    finally:
+        limiter.release_on_behalf_of(call)

@@ -1,0 +1,460 @@
+"""The machinery shared by the batch path and the streaming executor.
+
+One :class:`RunCore` per ``run_tools`` call or streaming executor.  It owns the
+calls and their states (``queued -> executing -> completed -> released``), the
+ordered gate, the sibling-cascade record, the interrupt/abort/discard
+handling and the synthetic answers.  It never awaits: the front ends own the
+nurseries and the scopes, and call into the core at every state change.
+
+Scopes, outermost first::
+
+    turn scope       (Turn.abort)            one per run, registered with the Turn
+      sibling scope  (cascading tool error)  one per run, child of the turn scope
+        nursery      (one per batch / one per streaming run)
+          call scope (Turn.interrupt)        one per call
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+import attrs
+import trio
+
+from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
+from ._lifecycle import CallEnv, CallOutcome, run_tool_use
+from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
+from ._texts import (
+    CANCEL_MESSAGE,
+    REJECT_MESSAGE,
+    STREAMING_FALLBACK_MESSAGE,
+    sibling_error_message,
+    tool_use_error,
+)
+from ._tool import ContextModifier, ContextState
+from ._turn import cancel_at_end_of_instant
+from ._validation import CompiledTool
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from ._registry import ToolRegistry
+
+__all__ = ["Call", "RunCore", "describe_tool_use"]
+
+CallState: TypeAlias = Literal["queued", "executing", "completed", "released"]
+ResultOrder: TypeAlias = Literal["arrival", "completion"]
+
+_DESCRIPTION_KEYS = ("command", "file_path", "pattern")
+
+
+def describe_tool_use(tool_use: ToolUse) -> str:
+    """``Name(first 40 chars…)`` of the first non-empty command/file_path/pattern."""
+    for key in _DESCRIPTION_KEYS:
+        value = tool_use.input.get(key)
+        if isinstance(value, str) and value:
+            shown = value[:40] + ("…" if len(value) > 40 else "")
+            return f"{tool_use.name}({shown})"
+    return tool_use.name
+
+
+@attrs.define(eq=False)
+class Call:
+    """One tracked call of a run."""
+
+    index: int
+    tool_use: ToolUse
+    compiled: CompiledTool | None
+    safe: bool
+    parsed: object = None
+    input_error: str | None = None
+    state: CallState = "queued"
+    scope: trio.CancelScope | None = None
+    outcome: CallOutcome | None = None
+    returned: CallOutcome | None = None
+    cancel_reason: CancelReason | None = None
+    context_at_start: ContextState | None = None
+
+    @property
+    def interrupt_behavior(self) -> str:
+        return "block" if self.compiled is None else self.compiled.tool.interrupt_behavior
+
+    def set_returned(self, outcome: CallOutcome) -> None:
+        self.returned = outcome
+
+
+class RunCore:
+    """Calls, the ordered gate, and every cancellation rule of one run."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        env: CallEnv,
+        context: ContextState,
+        max_concurrency: int,
+        result_order: ResultOrder,
+        send: trio.MemorySendChannel[Update] | None,
+        never_started_text: str,
+        defer_modifiers: bool,
+    ) -> None:
+        self.registry = registry
+        self.env = env
+        self.turn = env.turn
+        self.observers: ObserverSet = env.observers
+        self.context: ContextState = context
+        self.max_concurrency = max_concurrency
+        self.result_order = result_order
+        self.never_started_text = never_started_text
+        self.defer_modifiers = defer_modifiers
+        self.calls: list[Call] = []
+        self.released: list[ResultUpdate] = []
+        self.in_progress: set[str] = set()
+        self.stop_reason: str | None = None
+        self.discarded = False
+        self.turn_scope = self.turn.open_scope()
+        self.sibling_scope = trio.CancelScope()
+        self.pending_modifiers: list[tuple[int, ContextModifier]] = []
+        self._send = send
+        self._executing: set[Call] = set()
+        self._executing_unsafe = 0
+        self._next_release = 0
+        self._next_start = 0
+        self._cascade: tuple[float, int, str] | None = None
+        self._cause: CancelReason | None = None
+        self._interruptible = False
+        self.on_settled: Callable[[], None] = _nothing
+        self.turn.add_interrupt_listener(self._on_interrupt)
+        self.turn.add_abort_listener(self._on_abort)
+
+    # ------------------------------------------------------------------ calls
+
+    def new_call(self, tool_use: ToolUse) -> Call:
+        """Track a new call (state ``queued``); unknown tools complete at once."""
+        compiled = self.registry.lookup(tool_use.name)
+        call = Call(len(self.calls), tool_use, compiled, safe=False)
+        if compiled is not None:
+            issue = compiled.check(tool_use.input)
+            if issue is None:
+                try:
+                    call.parsed = compiled.structure(tool_use.input)
+                    call.safe = bool(compiled.tool.is_concurrency_safe(call.parsed))
+                except Exception:
+                    call.safe = False
+                    call.parsed = _UNPARSED
+            else:
+                call.parsed = _UNPARSED
+        self.calls.append(call)
+        self._emit(call, "queued")
+        return call
+
+    def blocked_reason(self) -> CancelReason | None:
+        """Why no new call may start now (None: calls may start)."""
+        if self.discarded:
+            return "streaming_fallback"
+        if self.turn.interrupted or self.turn.aborted:
+            return "user_interrupted"
+        if self._cascade is not None:
+            return "sibling_error"
+        return None
+
+    def can_start(self, call: Call) -> bool:
+        """SPEC §3 start rule plus the concurrency limit."""
+        if len(self._executing) >= self.max_concurrency:
+            return False
+        if not self._executing:
+            return True
+        return call.safe and self._executing_unsafe == 0
+
+    def next_startable(self) -> Iterator[Call]:
+        """Queued calls that may start now, in arrival order (streaming)."""
+        while self.blocked_reason() is None:
+            while (
+                self._next_start < len(self.calls)
+                and self.calls[self._next_start].state != "queued"
+            ):
+                self._next_start += 1
+            if self._next_start >= len(self.calls):
+                return
+            call = self.calls[self._next_start]
+            if not self.can_start(call):
+                return
+            self.mark_started(call)
+            yield call
+
+    def mark_started(self, call: Call) -> None:
+        """Move ``call`` to ``executing`` and give it its own scope."""
+        call.state = "executing"
+        call.scope = trio.CancelScope()
+        call.context_at_start = self.context
+        self._executing.add(call)
+        if not call.safe:
+            self._executing_unsafe += 1
+        self.in_progress.add(call.tool_use.id)
+        self._emit(call, "started")
+        self._update_interruptible()
+
+    async def run_call(self, call: Call) -> None:
+        """Task body of one call: its lifecycle inside its own scope."""
+        assert call.scope is not None
+        outcome: CallOutcome | None = None
+        try:
+            with call.scope:
+                outcome = await run_tool_use(
+                    call.tool_use,
+                    call.compiled,
+                    env=self.env,
+                    state=call.context_at_start or {},
+                    progress=lambda data: self.progress(call, data),
+                    on_returned=call.set_returned,
+                    prevalidated=None if call.parsed is _UNPARSED else call.parsed,
+                )
+        except trio.Cancelled:
+            self._finish_stopped(call)
+            raise
+        except BaseException as exc:
+            text = tool_use_error(
+                f"Error: the tool raised {type(exc).__name__}; the run was stopped"
+            )
+            self.complete(call, CallOutcome(ToolResult(call.tool_use.id, text, is_error=True)))
+            raise
+        if outcome is None:
+            self._finish_stopped(call)
+        else:
+            self.complete(call, outcome)
+
+    def _finish_stopped(self, call: Call) -> None:
+        if call.state != "executing":
+            return
+        if call.returned is not None:
+            self.complete(call, call.returned)
+            return
+        reason = call.cancel_reason or self._cause or "user_interrupted"
+        self.complete(call, self._synthetic(call, reason, started=True))
+
+    def progress(self, call: Call, data: object) -> None:
+        """Deliver a progress item at once (never held behind results)."""
+        if self.discarded or call.state != "executing":
+            return
+        self._emit(call, "progress", data=data)
+        self._deliver(ProgressUpdate(call.tool_use.id, data))
+
+    def complete(self, call: Call, outcome: CallOutcome) -> None:
+        """Record a call's answer, start a cascade if it calls for one, open the gate."""
+        if call.state == "executing":
+            self._executing.discard(call)
+            if not call.safe:
+                self._executing_unsafe -= 1
+        call.state = "completed"
+        call.outcome = outcome
+        if outcome.cancel_reason is not None:
+            self._emit(call, "cancelled", reason=outcome.cancel_reason)
+        else:
+            self._emit(call, "completed")
+            tool = call.compiled.tool if call.compiled is not None else None
+            if outcome.result.is_error and tool is not None and tool.cancels_siblings_on_error:
+                self._start_cascade(call)
+        self._update_interruptible()
+        self.settle()
+
+    def settle(self) -> None:
+        """Release what the gate allows, then let the front end start more calls."""
+        self._release_ready()
+        self.on_settled()
+
+    # ------------------------------------------------------------ the gate
+
+    def _release_ready(self) -> None:
+        if self.discarded:
+            return
+        if self.result_order == "completion":
+            self._release_in_completion_order()
+            return
+        calls = self.calls
+        while self._next_release < len(calls):
+            call = calls[self._next_release]
+            if call.state == "queued" and not self._settle_unstartable(call):
+                return
+            if call.state != "completed":
+                return
+            self._release(call)
+            self._next_release += 1
+
+    def _release_in_completion_order(self) -> None:
+        calls = self.calls
+        index = self._next_release
+        while index < len(calls):
+            call = calls[index]
+            if call.state == "queued":
+                self._settle_unstartable(call)
+            if call.state == "completed":
+                self._release(call)
+            elif call.state == "executing" and not call.safe:
+                break
+            if index == self._next_release and call.state == "released":
+                self._next_release += 1
+            index += 1
+
+    def _settle_unstartable(self, call: Call) -> bool:
+        """Answer a queued call that can never start now; True if it was answered."""
+        reason = self.blocked_reason()
+        if reason is None:
+            return False
+        self.complete_without_starting(call, reason)
+        return True
+
+    def complete_without_starting(self, call: Call, reason: CancelReason) -> None:
+        """Answer a queued call synthetically (it never started)."""
+        call.state = "completed"
+        call.outcome = self._synthetic(call, reason, started=False)
+        self._emit(call, "cancelled", reason=reason)
+
+    def _release(self, call: Call) -> None:
+        assert call.outcome is not None
+        call.state = "released"
+        outcome = call.outcome
+        if outcome.context_modifier is not None:
+            if self.defer_modifiers:
+                self.pending_modifiers.append((call.index, outcome.context_modifier))
+            else:
+                self.context = outcome.context_modifier(self.context)
+        if outcome.stop_reason is not None and self.stop_reason is None:
+            self.stop_reason = outcome.stop_reason
+        self.in_progress.discard(call.tool_use.id)
+        update = ResultUpdate(outcome.result, outcome.attachments)
+        self.released.append(update)
+        self._emit(call, "released")
+        self._deliver(update)
+
+    def apply_pending_modifiers(self) -> None:
+        """Batch path: apply a safe batch's modifiers in tool_use order, after the batch."""
+        for _, modifier in sorted(self.pending_modifiers, key=lambda item: item[0]):
+            self.context = modifier(self.context)
+        self.pending_modifiers.clear()
+
+    def _deliver(self, update: Update) -> None:
+        if self._send is None:
+            return
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            self._send.send_nowait(update)
+
+    def close_output(self) -> None:
+        """Close the update channel (the run releases nothing more)."""
+        if self._send is not None:
+            self._send.close()
+
+    @property
+    def all_released(self) -> bool:
+        """Every call so far has been released."""
+        return len(self.released) == len(self.calls)
+
+    @property
+    def all_answered(self) -> bool:
+        """Every call so far has an answer (released or, after a discard, withheld)."""
+        return not self._executing and all(
+            c.state in ("completed", "released") for c in self.calls[self._next_start :]
+        )
+
+    @property
+    def executing_count(self) -> int:
+        return len(self._executing)
+
+    # ------------------------------------------------------------ cancellation
+
+    def _start_cascade(self, call: Call) -> None:
+        candidate = (trio.current_time(), call.index, describe_tool_use(call.tool_use))
+        if self._cascade is None or candidate < self._cascade:
+            self._cascade = candidate
+        self._mark_executing("sibling_error")
+        cancel_at_end_of_instant(self.sibling_scope, candidate[0])
+
+    def _on_interrupt(self) -> None:
+        now = trio.current_time()
+        for call in list(self._executing):
+            if call.interrupt_behavior == "cancel" and call.scope is not None:
+                if call.cancel_reason is None:
+                    call.cancel_reason = "user_interrupted"
+                cancel_at_end_of_instant(call.scope, now)
+        self.settle()
+
+    def _on_abort(self) -> None:
+        self._mark_executing("user_interrupted")
+        self.settle()
+
+    def discard(self) -> None:
+        """Abandon the run: cancel executing calls, release nothing from now on."""
+        if self.discarded:
+            return
+        self.discarded = True
+        self._mark_executing("streaming_fallback")
+        cancel_at_end_of_instant(self.sibling_scope, trio.current_time())
+        self.close_output()
+        self.on_settled()
+
+    def _mark_executing(self, reason: CancelReason) -> None:
+        if self._cause is None:
+            self._cause = reason
+        for call in self._executing:
+            if call.cancel_reason is None:
+                call.cancel_reason = reason
+
+    def _synthetic(self, call: Call, reason: CancelReason, *, started: bool) -> CallOutcome:
+        if reason == "sibling_error":
+            assert self._cascade is not None
+            text = sibling_error_message(self._cascade[2])
+        elif reason == "streaming_fallback":
+            text = STREAMING_FALLBACK_MESSAGE
+        elif started:
+            text = REJECT_MESSAGE
+        else:
+            text = self.never_started_text
+        return CallOutcome(ToolResult(call.tool_use.id, text, is_error=True), cancel_reason=reason)
+
+    # ------------------------------------------------------------ bookkeeping
+
+    def _update_interruptible(self) -> None:
+        interruptible = bool(self._executing) and all(
+            c.interrupt_behavior == "cancel" for c in self._executing
+        )
+        if interruptible != self._interruptible:
+            self._interruptible = interruptible
+            if self.observers:
+                self.observers.interruptible_changed(interruptible)
+
+    @property
+    def interruptible(self) -> bool:
+        """Whether everything executing is interruptible (a UI may offer "Esc to cancel")."""
+        return self._interruptible
+
+    def _emit(
+        self,
+        call: Call,
+        kind: CallEventKind,
+        *,
+        data: object = None,
+        reason: CancelReason | None = None,
+    ) -> None:
+        if self.observers:
+            event = CallEvent(trio.current_time(), call.tool_use.id, kind, data, reason)
+            self.observers.call_event(event)
+
+    def close(self) -> None:
+        """Detach from the turn once the run is over."""
+        self.turn.remove_interrupt_listener(self._on_interrupt)
+        self.turn.remove_abort_listener(self._on_abort)
+        self.turn.close_scope(self.turn_scope)
+
+
+def _nothing() -> None:
+    return None
+
+
+class _Unparsed:
+    """Marker: the input did not pass layers 1/2a at admission; the lifecycle reports why."""
+
+
+_UNPARSED: Any = _Unparsed()
+
+NEVER_STARTED_STREAMING = REJECT_MESSAGE
+NEVER_STARTED_BATCH = CANCEL_MESSAGE

@@ -1,0 +1,88 @@
+"""Observing a run: every state change of every call, in the spirit of trio's Instruments.
+
+An :class:`Observer` sees ``queued``, ``started``, ``progress``, ``completed``,
+``cancelled`` (with the reason), ``released``, plus ``call_began`` /
+``call_ended`` around ``Tool.call`` itself (for idle detection), and each change
+of whether everything executing can be interrupted.  An observer that raises
+is logged and removed; it never breaks a turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = ["CallEvent", "CallEventKind", "CancelReason", "Observer", "ObserverSet"]
+
+logger = logging.getLogger("trioexec")
+
+CallEventKind: TypeAlias = Literal[
+    "queued",
+    "started",
+    "progress",
+    "completed",
+    "cancelled",
+    "released",
+    "call_began",
+    "call_ended",
+]
+CancelReason: TypeAlias = Literal["sibling_error", "user_interrupted", "streaming_fallback"]
+
+
+@attrs.frozen
+class CallEvent:
+    """One state change of one call, stamped with ``trio.current_time()``."""
+
+    time: float
+    tool_use_id: str
+    kind: CallEventKind
+    data: object = None
+    reason: CancelReason | None = None
+
+
+class Observer:
+    """Base class for observers: override the hooks you need (each is synchronous)."""
+
+    def call_event(self, event: CallEvent) -> None:
+        """Called for every state change of every call."""
+
+    def interruptible_changed(self, interruptible: bool) -> None:
+        """Called when "everything executing is interruptible" flips."""
+
+
+class ObserverSet:
+    """Fans events out to observers; one that raises is logged and dropped."""
+
+    __slots__ = ("_observers",)
+
+    def __init__(self, observers: Iterable[Observer] = ()) -> None:
+        self._observers = list(observers)
+
+    def __bool__(self) -> bool:
+        return bool(self._observers)
+
+    def call_event(self, event: CallEvent) -> None:
+        """Deliver ``event`` to every observer."""
+        for observer in list(self._observers):
+            try:
+                observer.call_event(event)
+            except Exception:
+                self._drop(observer)
+
+    def interruptible_changed(self, interruptible: bool) -> None:
+        """Deliver an interruptible-state change to every observer."""
+        for observer in list(self._observers):
+            try:
+                observer.interruptible_changed(interruptible)
+            except Exception:
+                self._drop(observer)
+
+    def _drop(self, observer: Observer) -> None:
+        logger.exception("trioexec observer %r raised; removing it", observer)
+        if observer in self._observers:
+            self._observers.remove(observer)

@@ -1,0 +1,221 @@
+"""The streaming executor (SPEC §3): tools start while the model is still streaming.
+
+::
+
+    async with open_streaming_executor(tools, turn=turn) as executor:
+        async for event in model_stream:
+            if sealed_tool_use(event):
+                executor.add_tool(tool_use)          # sync, never blocks
+            for update in executor.drain_nowait():   # progress + releasable results
+                show(update)
+        async for update in executor.remaining():    # the rest, in order
+            show(update)
+
+The executor's nursery lives inside the ``async with``; no async generator
+yields from inside it.  Updates travel through one unbounded memory channel:
+progress at once, results through the ordered gate.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from ._concurrency import resolve_max_concurrency
+from ._core import NEVER_STARTED_STREAMING, ResultOrder, RunCore
+from ._errors import ConfigurationError
+from ._events import Observer, ObserverSet
+from ._lifecycle import CallEnv, error_outcome
+from ._models import ToolUse, Update
+from ._registry import ToolRegistry
+from ._texts import no_such_tool
+from ._turn import Turn
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable, Mapping
+
+    from ._tool import ContextState, Tool
+
+__all__ = ["StreamingExecutor", "open_streaming_executor"]
+
+
+class StreamingExecutor:
+    """Runs tool calls as they arrive; see :func:`open_streaming_executor`."""
+
+    def __init__(self, core: RunCore, receive: trio.MemoryReceiveChannel[Update]) -> None:
+        self._core = core
+        self._receive = receive
+        self._nursery: trio.Nursery | None = None
+        self._input_closed = False
+        self._idle = trio.Event()
+        core.on_settled = self._on_settled
+
+    # ------------------------------------------------------------ public API
+
+    def add_tool(self, tool_use: ToolUse) -> None:
+        """Queue a sealed tool_use; it may start at once.  Synchronous, never blocks.
+
+        An unknown tool is answered at once with the no-such-tool error.  After
+        :meth:`discard` the call is recorded (queued, then cancelled with reason
+        ``streaming_fallback``) but never released.
+
+        Raises:
+            RuntimeError: called after :meth:`remaining` or after the executor closed.
+        """
+        core = self._core
+        if self._input_closed and not core.discarded:
+            raise RuntimeError("add_tool() after remaining(): the model's response has ended")
+        call = core.new_call(tool_use)
+        if core.discarded:
+            core.complete_without_starting(call, "streaming_fallback")
+            return
+        if call.compiled is None:
+            core.complete(call, error_outcome(tool_use.id, no_such_tool(tool_use.name)))
+            return
+        core.settle()
+
+    def drain_nowait(self) -> list[Update]:
+        """Every update deliverable now: progress, and results the gate has released."""
+        drained: list[Update] = []
+        while True:
+            try:
+                drained.append(self._receive.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                return drained
+
+    def remaining(self) -> trio.MemoryReceiveChannel[Update]:
+        """The model's response has ended: iterate this for everything still to come.
+
+        No more :meth:`add_tool` after this call.  The channel ends once every
+        call has been released (promptly, after a :meth:`discard`).
+        """
+        self._input_closed = True
+        self._core.settle()
+        return self._receive
+
+    def discard(self) -> None:
+        """Abandon this attempt (streaming fallback): cancel executing calls, release nothing more.
+
+        Use a new executor for the retry; no stale tool_use id can leak into it.
+        """
+        self._input_closed = True
+        self._core.discard()
+
+    @property
+    def context(self) -> ContextState:
+        """The shared context, with the modifiers of released calls applied in release order."""
+        return self._core.context
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Set when a hook asked the agent loop to stop after this turn."""
+        return self._core.stop_reason
+
+    @property
+    def in_progress_ids(self) -> frozenset[str]:
+        """tool_use ids started but not yet released."""
+        return frozenset(self._core.in_progress)
+
+    @property
+    def interruptible(self) -> bool:
+        """Whether everything executing would stop on :meth:`Turn.interrupt`."""
+        return self._core.interruptible
+
+    # ------------------------------------------------------------ internals
+
+    def _on_settled(self) -> None:
+        core = self._core
+        if self._nursery is not None:
+            for call in core.next_startable():
+                self._nursery.start_soon(core.run_call, call)
+        if not self._input_closed or core.executing_count:
+            return
+        if core.all_released:
+            core.close_output()
+            self._idle.set()
+        elif core.discarded:
+            self._idle.set()
+
+    async def _host(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Owns the turn scope, the sibling scope and the calls' nursery."""
+        core = self._core
+        try:
+            with core.turn_scope, core.sibling_scope:
+                async with trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    task_status.started()
+                    core.settle()
+                    await self._idle.wait()
+        finally:
+            self._nursery = None
+        core.settle()
+
+    def _close_input(self) -> None:
+        self._input_closed = True
+        self._core.settle()
+
+
+@asynccontextmanager
+async def open_streaming_executor(
+    tools: ToolRegistry | Iterable[Tool[Any]],
+    *,
+    turn: Turn | None = None,
+    context: Mapping[str, object] | None = None,
+    max_concurrency: int | None = None,
+    result_order: ResultOrder = "arrival",
+    cwd: Path | None = None,
+    session_dir: Path | None = None,
+    observers: Iterable[Observer] = (),
+) -> AsyncIterator[StreamingExecutor]:
+    """Open a streaming executor for one attempt at one turn.
+
+    Leaving the block normally waits for every call to be answered (like a
+    nursery); leaving it with an exception cancels every call.  Either way no
+    task started here outlives the block.
+
+    Args:
+        tools: the turn's tools (or a :class:`ToolRegistry`).
+        turn: the turn to interrupt/abort through (a fresh one by default).
+        context: the shared context tools see.
+        max_concurrency: calls running at once (default: SPEC §2's variables, else 10).
+        result_order: ``"arrival"`` (the ordered gate) or ``"completion"``
+            (Claude Code's order: safe calls' results as they complete).
+        cwd / session_dir / observers: as for :func:`run_tools`.
+
+    Raises:
+        ConfigurationError: an invalid ``max_concurrency`` or ``result_order``.
+    """
+    if result_order not in ("arrival", "completion"):
+        raise ConfigurationError(
+            f"result_order must be 'arrival' or 'completion', not {result_order!r}"
+        )
+    limit = resolve_max_concurrency(max_concurrency)
+    send, receive = trio.open_memory_channel[Update](math.inf)
+    env = CallEnv(
+        turn=turn or Turn(),
+        observers=ObserverSet(observers),
+        cwd=cwd or Path.cwd(),
+        session_dir=session_dir,
+    )
+    core = RunCore(
+        ToolRegistry.coerce(tools),
+        env=env,
+        context=dict(context or {}),
+        max_concurrency=limit,
+        result_order=result_order,
+        send=send,
+        never_started_text=NEVER_STARTED_STREAMING,
+        defer_modifiers=False,
+    )
+    executor = StreamingExecutor(core, receive)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(executor._host)
+            yield executor
+            executor._close_input()
+    finally:
+        core.close()
