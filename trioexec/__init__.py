@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from ._batch import RunOutcome as RunOutcome
+from ._batch import run_tools as run_tools
+from ._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import MalformedBlockError as MalformedBlockError
 from ._errors import ToolDefinitionError as ToolDefinitionError
 from ._errors import TrioexecError as TrioexecError
+from ._events import CallEvent as CallEvent
+from ._events import Observer as Observer
 from ._models import Attachment as Attachment
 from ._models import Batch as Batch
 from ._models import ImageBlock as ImageBlock
@@ -18,25 +23,33 @@ from ._models import Update as Update
 from ._partition import partition_tool_calls as partition_tool_calls
 from ._registry import ToolRegistry as ToolRegistry
 from ._schema import schema_for_attrs as schema_for_attrs
+from ._streaming import StreamingExecutor as StreamingExecutor
+from ._streaming import open_streaming_executor as open_streaming_executor
 from ._tool import CallContext as CallContext
 from ._tool import PermissionResult as PermissionResult
 from ._tool import ProgressSender as ProgressSender
 from ._tool import Tool as Tool
 from ._tool import ToolOutput as ToolOutput
 from ._tool import function_tool as function_tool
+from ._turn import Turn as Turn
 from ._version import __version__ as __version__
 
 __all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
     "Attachment",
     "Batch",
     "CallContext",
+    "CallEvent",
     "ConfigurationError",
     "ImageBlock",
     "MalformedBlockError",
+    "Observer",
     "PermissionResult",
     "ProgressSender",
     "ProgressUpdate",
     "ResultUpdate",
+    "RunOutcome",
+    "StreamingExecutor",
     "TextBlock",
     "Tool",
     "ToolDefinitionError",
@@ -45,9 +58,12 @@ __all__ = [
     "ToolResult",
     "ToolUse",
     "TrioexecError",
+    "Turn",
     "Update",
     "__version__",
     "function_tool",
+    "open_streaming_executor",
     "partition_tool_calls",
+    "run_tools",
     "schema_for_attrs",
 ]
