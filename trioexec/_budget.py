@@ -36,6 +36,7 @@ import trio
 
 from ._errors import ConfigurationError
 from ._results import (
+    PREVIEW_CHARS,
     PersistPlan,
     content_size,
     has_image,
@@ -242,6 +243,8 @@ def choose_replacements(
             if total <= budget:
                 break
             result = results[index]
+            if isinstance(result.content, str) and sizes[index] <= PREVIEW_CHARS:
+                continue  # the wrapper would hold the whole text and more: never shorter
             plan = plan_persistence(result.content, result.tool_use_id, session_dir)
             saving = sizes[index] - len(plan.replacement)
             if saving <= 0:
