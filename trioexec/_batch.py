@@ -17,7 +17,7 @@ import attrs
 import trio
 
 from ._concurrency import resolve_max_concurrency
-from ._core import NEVER_STARTED_BATCH, Call, RunCore
+from ._core import DEFAULT_GRACE_PERIOD, NEVER_STARTED_BATCH, Call, RunCore
 from ._errors import ConfigurationError
 from ._events import Observer, ObserverSet
 from ._lifecycle import CallEnv
@@ -68,6 +68,7 @@ async def run_tools(
     session_dir: Path | None = None,
     observers: Iterable[Observer] = (),
     updates: trio.MemorySendChannel[Update] | None = None,
+    grace_period: float | None = DEFAULT_GRACE_PERIOD,
 ) -> RunOutcome:
     """Run one turn's tool calls, batch by batch, and answer every one of them.
 
@@ -82,6 +83,10 @@ async def run_tools(
         observers: see :class:`Observer`.
         updates: an unbounded memory channel that receives progress at once and
             each result as it is released.  It is not closed.
+        grace_period: seconds a cancelled call that ignores cancellation (a
+            shielded tool) may keep running before it is answered on its behalf
+            and a warning is logged; None waits silently.  Its task is awaited
+            either way.
 
     Returns:
         The released results (exactly one per tool_use, in tool_use order) and
@@ -112,17 +117,21 @@ async def run_tools(
         send=updates,
         never_started_text=NEVER_STARTED_BATCH,
         defer_modifiers=True,
+        grace_period=grace_period,
     )
     try:
         calls = [core.new_call(use) for use in tool_uses]
         batches = group_safe_runs([(call, call.safe) for call in calls])
         limiter = trio.CapacityLimiter(limit)
-        with core.turn_scope, core.sibling_scope:
-            for _, batch in batches:
-                if core.blocked_reason() is not None:
-                    break
-                await _run_batch(core, batch, limiter)
-                core.apply_pending_modifiers()
+        async with trio.open_nursery() as watchdog:
+            watchdog.start_soon(core.watch_unresponsive)
+            with core.turn_scope, core.sibling_scope:
+                for _, batch in batches:
+                    if core.blocked_reason() is not None:
+                        break
+                    await _run_batch(core, batch, limiter)
+                    core.apply_pending_modifiers()
+            watchdog.cancel_scope.cancel(reason="run finished")
         for call in calls:
             if call.state == "queued":
                 core.complete_without_starting(call, core.blocked_reason() or "user_interrupted")

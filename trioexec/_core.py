@@ -17,6 +17,8 @@ Scopes, outermost first::
 from __future__ import annotations
 
 import contextlib
+import logging
+import math
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
@@ -41,7 +43,12 @@ if TYPE_CHECKING:
 
     from ._registry import ToolRegistry
 
-__all__ = ["Call", "RunCore", "describe_tool_use"]
+__all__ = ["DEFAULT_GRACE_PERIOD", "Call", "RunCore", "describe_tool_use"]
+
+logger = logging.getLogger("trioexec")
+
+DEFAULT_GRACE_PERIOD = 5.0
+"""Seconds a cancelled call may keep running before it is answered on its behalf."""
 
 CallState: TypeAlias = Literal["queued", "executing", "completed", "released"]
 ResultOrder: TypeAlias = Literal["arrival", "completion"]
@@ -74,6 +81,7 @@ class Call:
     outcome: CallOutcome | None = None
     returned: CallOutcome | None = None
     cancel_reason: CancelReason | None = None
+    cancel_requested_at: float | None = None
     context_at_start: ContextState | None = None
 
     @property
@@ -98,6 +106,7 @@ class RunCore:
         send: trio.MemorySendChannel[Update] | None,
         never_started_text: str,
         defer_modifiers: bool,
+        grace_period: float | None = DEFAULT_GRACE_PERIOD,
     ) -> None:
         self.registry = registry
         self.env = env
@@ -108,6 +117,8 @@ class RunCore:
         self.result_order = result_order
         self.never_started_text = never_started_text
         self.defer_modifiers = defer_modifiers
+        self.grace_period = grace_period
+        self._watch_scope: trio.CancelScope | None = None
         self.calls: list[Call] = []
         self.released: list[ResultUpdate] = []
         self.in_progress: set[str] = set()
@@ -242,6 +253,8 @@ class RunCore:
 
     def complete(self, call: Call, outcome: CallOutcome) -> None:
         """Record a call's answer, start a cascade if it calls for one, open the gate."""
+        if call.outcome is not None:
+            return  # answered already, on its behalf, after it ignored cancellation
         if call.state == "executing":
             self._executing.discard(call)
             if not call.safe:
@@ -375,6 +388,7 @@ class RunCore:
             if call.interrupt_behavior == "cancel" and call.scope is not None:
                 if call.cancel_reason is None:
                     call.cancel_reason = "user_interrupted"
+                self._request_cancel(call, now)
                 cancel_at_end_of_instant(call.scope, now)
         self.settle()
 
@@ -395,9 +409,63 @@ class RunCore:
     def _mark_executing(self, reason: CancelReason) -> None:
         if self._cause is None:
             self._cause = reason
+        now = trio.current_time()
         for call in self._executing:
             if call.cancel_reason is None:
                 call.cancel_reason = reason
+            self._request_cancel(call, now)
+
+    # ------------------------------------------------- calls that ignore cancellation
+
+    def _request_cancel(self, call: Call, now: float) -> None:
+        if call.cancel_requested_at is not None:
+            return
+        call.cancel_requested_at = now
+        if self.grace_period is not None and self._watch_scope is not None:
+            due = now + self.grace_period
+            self._watch_scope.deadline = min(self._watch_scope.deadline, due)
+
+    async def watch_unresponsive(self) -> None:
+        """Answer calls that ignore cancellation once the grace period has passed.
+
+        A tool that shields itself (or never reaches a checkpoint) cannot be
+        stopped; after ``grace_period`` seconds its call is answered on its
+        behalf with the synthetic text of its cancellation reason, released,
+        and a warning is logged.  The task itself is still awaited by its
+        nursery: no task outlives the run.  Runs until cancelled.
+        """
+        while True:
+            with trio.CancelScope() as scope:
+                self._watch_scope = scope
+                scope.deadline = self._next_overdue()
+                await trio.sleep_forever()
+            self._watch_scope = None
+            self._answer_overdue()
+
+    def _next_overdue(self) -> float:
+        if self.grace_period is None:
+            return math.inf
+        pending = [
+            c.cancel_requested_at for c in self._executing if c.cancel_requested_at is not None
+        ]
+        return min(pending) + self.grace_period if pending else math.inf
+
+    def _answer_overdue(self) -> None:
+        if self.grace_period is None:
+            return
+        now = trio.current_time()
+        for call in sorted(self._executing, key=lambda c: c.index):
+            requested = call.cancel_requested_at
+            if requested is not None and now >= requested + self.grace_period:
+                logger.warning(
+                    "tool call %s (%s) ignored cancellation for %.1fs; answering it on its "
+                    "behalf and waiting for its task to end",
+                    call.tool_use.id,
+                    call.tool_use.name,
+                    now - requested,
+                )
+                reason = call.cancel_reason or self._cause or "user_interrupted"
+                self.complete(call, self._synthetic(call, reason, started=True))
 
     def _synthetic(self, call: Call, reason: CancelReason, *, started: bool) -> CallOutcome:
         if reason == "sibling_error":

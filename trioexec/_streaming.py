@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ._concurrency import resolve_max_concurrency
-from ._core import NEVER_STARTED_STREAMING, ResultOrder, RunCore
+from ._core import DEFAULT_GRACE_PERIOD, NEVER_STARTED_STREAMING, ResultOrder, RunCore
 from ._errors import ConfigurationError
 from ._events import Observer, ObserverSet
 from ._lifecycle import CallEnv, error_outcome
@@ -143,15 +143,18 @@ class StreamingExecutor:
     async def _host(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Owns the turn scope, the sibling scope and the calls' nursery."""
         core = self._core
-        try:
-            with core.turn_scope, core.sibling_scope:
-                async with trio.open_nursery() as nursery:
-                    self._nursery = nursery
-                    task_status.started()
-                    core.settle()
-                    await self._idle.wait()
-        finally:
-            self._nursery = None
+        async with trio.open_nursery() as watchdog:
+            watchdog.start_soon(core.watch_unresponsive)
+            try:
+                with core.turn_scope, core.sibling_scope:
+                    async with trio.open_nursery() as nursery:
+                        self._nursery = nursery
+                        task_status.started()
+                        core.settle()
+                        await self._idle.wait()
+            finally:
+                self._nursery = None
+            watchdog.cancel_scope.cancel(reason="executor finished")
         core.settle()
 
     def _close_input(self) -> None:
@@ -170,6 +173,7 @@ async def open_streaming_executor(
     cwd: Path | None = None,
     session_dir: Path | None = None,
     observers: Iterable[Observer] = (),
+    grace_period: float | None = DEFAULT_GRACE_PERIOD,
 ) -> AsyncIterator[StreamingExecutor]:
     """Open a streaming executor for one attempt at one turn.
 
@@ -184,7 +188,7 @@ async def open_streaming_executor(
         max_concurrency: calls running at once (default: SPEC §2's variables, else 10).
         result_order: ``"arrival"`` (the ordered gate) or ``"completion"``
             (Claude Code's order: safe calls' results as they complete).
-        cwd / session_dir / observers: as for :func:`run_tools`.
+        cwd / session_dir / observers / grace_period: as for :func:`run_tools`.
 
     Raises:
         ConfigurationError: an invalid ``max_concurrency`` or ``result_order``.
@@ -210,6 +214,7 @@ async def open_streaming_executor(
         send=send,
         never_started_text=NEVER_STARTED_STREAMING,
         defer_modifiers=False,
+        grace_period=grace_period,
     )
     executor = StreamingExecutor(core, receive)
     try:
