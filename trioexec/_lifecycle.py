@@ -18,8 +18,15 @@ import trio
 from ._events import CallEvent, CancelReason, ObserverSet
 from ._format_error import format_tool_error
 from ._models import Attachment, JSONValue, ToolResult, ToolUse
+from ._results import (
+    content_size,
+    empty_placeholder,
+    finalize_result,
+    is_content_empty,
+    persistence_threshold,
+)
 from ._texts import CANCEL_MESSAGE, REJECT_MESSAGE, no_such_tool, tool_use_error
-from ._tool import CallContext, ContextModifier, ContextState, ProgressSender, ToolOutput
+from ._tool import CallContext, ContextModifier, ContextState, ProgressSender, Tool, ToolOutput
 from ._turn import Turn
 from ._validation import CompiledTool, input_error_text, structuring_error
 
@@ -125,13 +132,32 @@ async def run_tool_use(
         modifier = output.context_modifier
         output = output.value
     try:
-        content = tool.map_result(output)
+        result = ToolResult(tool_id, tool.map_result(output))
     except Exception as exc:
         outcome = error_outcome(tool_id, format_tool_error(exc))
     else:
-        outcome = CallOutcome(ToolResult(tool_id, content), context_modifier=modifier)
+        result = await _finalize(tool, result, env.session_dir)
+        outcome = CallOutcome(result, context_modifier=modifier)
     on_returned(outcome)
     return outcome
+
+
+async def _finalize(tool: Tool[Any], result: ToolResult, session_dir: Path | None) -> ToolResult:
+    """Step 9: the empty-output placeholder and per-call persistence (SPEC §7).
+
+    The common case (non-empty, under the threshold) is decided without a
+    checkpoint.  Persistence is shielded: it is a short local write, and a
+    result whose tool already returned must reach the gate in its final form.
+    """
+    if is_content_empty(result.content):
+        return attrs.evolve(result, content=empty_placeholder(tool.name))
+    if session_dir is None or content_size(result.content) <= persistence_threshold(
+        tool.max_result_size_chars
+    ):
+        return result
+    with trio.CancelScope(shield=True):
+        result = await finalize_result(tool, result, session_dir=session_dir)
+    return result
 
 
 def _validate_schema(
