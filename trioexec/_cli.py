@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from ._scenario._command import add_scenario_commands
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -21,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="A trio-native, structured-concurrency runtime for an LLM's tool calls.",
     )
     parser.add_argument("--version", action="version", version=f"trioexec {__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_scenario_commands(subparsers)
     return parser
 
 
@@ -32,7 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    return 0
+    func = getattr(args, "func", None)
+    return int(func(args)) if func is not None else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,232 @@
+"""Scenario files: schema and cross-field checks, with messages naming the field at fault."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from trioexec._scenario._load import (
+    ScenarioError,
+    check_document,
+    load_scenario,
+    parse_scenario,
+    read_document,
+    scenario_schema,
+)
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def minimal(**extra: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "trioexec_scenario": 1,
+        "tools": [{"name": "Read", "concurrency_safe": True}],
+        "calls": [{"id": "toolu_1", "name": "Read", "at": 0, "input": {"sleep": 1}}],
+    }
+    doc.update(extra)
+    return doc
+
+
+def messages(doc: object) -> list[str]:
+    return [str(issue) for issue in check_document(doc)]
+
+
+def test_minimal_document_is_valid_and_gets_defaults() -> None:
+    scenario = parse_scenario(minimal())
+    assert messages(minimal()) == []
+    assert scenario.mode == "stream"
+    assert scenario.max_concurrency == 10
+    assert scenario.result_order == "arrival"
+    assert scenario.message_budget == 200_000
+    assert scenario.tools[0].max_result_size_chars == 100_000
+    assert scenario.tools[0].interrupt_behavior == "block"
+    assert scenario.calls[0].tool_use().input == {"sleep": 1}
+
+
+def test_null_max_result_size_means_infinity() -> None:
+    doc = minimal(tools=[{"name": "Read", "max_result_size_chars": None}])
+    assert parse_scenario(doc).tools[0].max_result_size_chars == math.inf
+
+
+def test_schema_is_shipped_as_package_data() -> None:
+    schema = scenario_schema()
+    assert schema["properties"]["trioexec_scenario"] == {"const": 1}
+
+
+def test_wrong_type_names_the_field_and_call_id() -> None:
+    doc = minimal(calls=[{"id": "toolu_9", "name": "Read", "at": "soon"}])
+    assert messages(doc) == ['calls[0] (id "toolu_9").at: expected number, got string']
+
+
+def test_negative_time_names_the_call() -> None:
+    doc = minimal(calls=[{"id": "a", "name": "Read", "at": -1}])
+    assert messages(doc) == ['calls[0] (id "a").at: must be a time >= 0, got -1']
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(math.inf, "Infinity"), (-math.inf, "-Infinity"), (math.nan, "NaN")]
+)
+def test_non_finite_numbers_are_refused(value: float, shown: str) -> None:
+    doc = minimal(actions=[{"at": value, "do": "interrupt"}])
+    assert messages(doc) == [f"actions[0].at: must be finite, got {shown}"]
+
+
+def test_non_finite_inside_an_input_is_refused_too(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(
+        '{"trioexec_scenario": 1, "tools": [], "calls": '
+        '[{"id": "x", "name": "T", "input": {"sleep": NaN}}]}'
+    )
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == f'{path}: calls[0] (id "x").input.sleep: must be finite, got NaN'
+
+
+def test_unknown_action_is_named() -> None:
+    doc = minimal(actions=[{"at": 1, "do": "explode"}])
+    assert messages(doc) == [
+        'actions[0].do: unknown action "explode" (expected "interrupt", "abort" or "discard")'
+    ]
+
+
+def test_missing_and_unknown_fields() -> None:
+    doc = minimal(calls=[{"name": "Read", "sleep": 2}])
+    assert messages(doc) == [
+        'calls[0].sleep: unknown field (a scripted tool\'s input goes under "input")',
+        "calls[0].id: required field is missing",
+    ]
+
+
+def test_top_level_required_fields() -> None:
+    assert messages({}) == [
+        "trioexec_scenario: required field is missing",
+        "tools: required field is missing",
+        "calls: required field is missing",
+    ]
+
+
+def test_top_level_must_be_an_object() -> None:
+    assert messages([1, 2]) == ["expected object, got array"]
+
+
+def test_version_and_enums() -> None:
+    doc = minimal(trioexec_scenario=2, mode="fast")
+    assert messages(doc) == [
+        "trioexec_scenario: expected 1, got 2",
+        'mode: expected "stream" or "batch", got "fast"',
+    ]
+
+
+def test_tool_entry_fields_name_the_tool() -> None:
+    doc = minimal(tools=[{"name": "Bash", "concurrency_safe": "yes", "permission": "maybe"}])
+    assert messages(doc) == [
+        'tools[0] (name "Bash").concurrency_safe: expected true, false or "input", got "yes"',
+        'tools[0] (name "Bash").permission: expected "allow", "ask" or "deny", got "maybe"',
+    ]
+
+
+def test_integer_fields_refuse_fractions_and_booleans() -> None:
+    assert messages(minimal(max_concurrency=2.5)) == [
+        "max_concurrency: expected integer, got a non-integer number"
+    ]
+    assert messages(minimal(max_concurrency=True)) == [
+        "max_concurrency: expected integer, got boolean"
+    ]
+    assert messages(minimal(max_concurrency=0)) == ["max_concurrency: must be a number >= 1, got 0"]
+
+
+def test_duplicate_call_ids() -> None:
+    doc = minimal(
+        calls=[
+            {"id": "toolu_1", "name": "Read"},
+            {"id": "toolu_2", "name": "Read"},
+            {"id": "toolu_1", "name": "Read"},
+        ]
+    )
+    assert messages(doc) == [
+        'calls[2] (id "toolu_1").id: duplicate call id, already used by calls[0]'
+    ]
+
+
+def test_duplicate_tool_names() -> None:
+    doc = minimal(tools=[{"name": "Read"}, {"name": "Read"}])
+    assert messages(doc) == [
+        'tools[1] (name "Read").name: duplicate tool name, already declared by tools[0]'
+    ]
+
+
+def test_call_naming_no_declared_tool_is_allowed() -> None:
+    doc = minimal(calls=[{"id": "toolu_1", "name": "NoSuchTool"}])
+    assert messages(doc) == []
+
+
+def test_stream_calls_must_arrive_in_file_order() -> None:
+    doc = minimal(
+        calls=[{"id": "a", "name": "Read", "at": 2}, {"id": "b", "name": "Read", "at": 1}]
+    )
+    assert messages(doc) == [
+        'calls[1] (id "b").at: 1 is earlier than a call before it (2); calls arrive in file order'
+    ]
+    assert messages({**doc, "mode": "batch"}) == []
+
+
+def test_discard_only_in_stream_mode() -> None:
+    doc = minimal(mode="batch", actions=[{"at": 1, "do": "discard"}])
+    assert messages(doc) == [
+        'actions[0].do: "discard" needs mode "stream" (it abandons a streaming executor)'
+    ]
+
+
+def test_call_input_is_not_checked_here() -> None:
+    # A bad scripted input is a layer-1 error *result*, part of what a scenario can show.
+    doc = minimal(calls=[{"id": "a", "name": "Read", "input": {"sleep": "x", "bogus": 1}}])
+    assert messages(doc) == []
+
+
+def test_issues_come_in_document_order() -> None:
+    doc = {
+        "trioexec_scenario": 1,
+        "tools": [{"name": "A", "interrupt_behavior": "never"}],
+        "calls": [{"id": "c", "name": "A", "at": -1}],
+        "actions": [{"at": 1, "do": "stop"}],
+    }
+    assert [issue.where for issue in check_document(doc)] == [
+        'tools[0] (name "A").interrupt_behavior',
+        'calls[0] (id "c").at',
+        "actions[0].do",
+    ]
+
+
+def test_error_string_is_one_line_with_a_count(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(minimal(mode="x", result_order="y")))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    text = str(info.value)
+    assert "\n" not in text
+    assert text == f'{path}: mode: expected "stream" or "batch", got "x" (and 1 more issue)'
+    assert len(info.value.issues) == 2
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="cannot read file: No such file or directory"):
+        read_document(tmp_path / "missing.json")
+
+
+def test_invalid_json_names_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"trioexec_scenario": 1,\n  "tools": [}\n')
+    with pytest.raises(ScenarioError) as info:
+        read_document(path)
+    assert str(info.value).startswith(f"{path}: invalid JSON at line 2 column 13: ")
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(b'{"name": "\xff"}')
+    with pytest.raises(ScenarioError, match=r"not UTF-8 text \(byte 10\)"):
+        read_document(path)

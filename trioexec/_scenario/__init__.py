@@ -1,0 +1,1 @@
+"""Scenario files (SPEC §8): loading, checking, running, and rendering runs."""

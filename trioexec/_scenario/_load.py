@@ -1,0 +1,378 @@
+"""Reading and checking scenario files.
+
+A file is checked in three passes, each naming the field at fault (and the
+call id or tool name of the entry it belongs to):
+
+1. it must be UTF-8 JSON whose numbers are all finite (Python's ``json``
+   accepts ``NaN`` and ``Infinity``; a scenario must not);
+2. it must conform to ``trioexec/scenario_schema.json``, shipped in the package;
+3. cross-field rules the schema cannot say: unique call ids, unique tool
+   names, ``discard`` only in stream mode, stream-mode calls in time order.
+
+A call naming no declared tool is allowed: that is the unknown-tool case.
+Call inputs are not checked here; they are the scripted tool's input, and a
+bad one becomes a layer-1 error result when the scenario runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, cast
+
+import attrs
+import jsonschema
+import jsonschema.exceptions
+import jsonschema.validators
+
+from .._errors import ConfigurationError
+from .._validation import json_type_name
+from ._model import (
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_RESULT_SIZE_CHARS,
+    DEFAULT_MESSAGE_BUDGET,
+    ActionSpec,
+    CallSpec,
+    HookSpec,
+    Scenario,
+    ToolSpec,
+)
+
+__all__ = [
+    "ScenarioError",
+    "ScenarioIssue",
+    "check_document",
+    "load_scenario",
+    "parse_scenario",
+    "read_document",
+    "scenario_schema",
+]
+
+PathPart = str | int
+
+
+@attrs.frozen
+class ScenarioIssue:
+    """One problem in a scenario file: where (a readable path) and what."""
+
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
+class ScenarioError(ConfigurationError):
+    """A scenario file cannot be read, or breaks the schema or a cross-field rule.
+
+    ``str()`` is one line: the source and the first issue, plus how many more
+    there are.  ``issues`` holds them all, in document order.
+    """
+
+    def __init__(self, source: str, issues: Sequence[ScenarioIssue]) -> None:
+        self.source = source
+        self.issues = tuple(issues)
+        first = str(self.issues[0]) if self.issues else "invalid scenario"
+        more = len(self.issues) - 1
+        suffix = f" (and {more} more issue{'s' if more > 1 else ''})" if more > 0 else ""
+        super().__init__(f"{source}: {first}{suffix}" if source else f"{first}{suffix}")
+
+
+@functools.cache
+def scenario_schema() -> dict[str, Any]:
+    """The JSON Schema of scenario files (``trioexec/scenario_schema.json``)."""
+    text = resources.files("trioexec").joinpath("scenario_schema.json").read_text("utf-8")
+    return cast("dict[str, Any]", json.loads(text))
+
+
+@functools.cache
+def _validator() -> Any:  # noqa: ANN401 - jsonschema validators are untyped
+    schema = scenario_schema()
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def read_document(path: Path | str) -> object:
+    """Read a file as JSON.
+
+    Raises:
+        ScenarioError: the file cannot be read, is not UTF-8, or is not JSON.
+    """
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ScenarioError(source, [ScenarioIssue("", f"cannot read file: {reason}")]) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        issue = ScenarioIssue("", f"not UTF-8 text (byte {exc.start})")
+        raise ScenarioError(source, [issue]) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        issue = ScenarioIssue("", f"invalid JSON at {where}: {exc.msg}")
+        raise ScenarioError(source, [issue]) from None
+
+
+def check_document(document: object) -> list[ScenarioIssue]:
+    """Every issue in a parsed JSON document, in document order; empty when valid."""
+    found = list(_non_finite(document))
+    non_finite = {tuple(path) for path, _ in found}
+    for error in _validator().iter_errors(document):
+        found.extend(
+            (path, message) for path, message in _describe(error) if tuple(path) not in non_finite
+        )
+    if not found:
+        found.extend(_cross_field(cast("Mapping[str, Any]", document)))
+    found.sort(key=lambda item: _position(item[0], document))
+    issues = [ScenarioIssue(_where(path, document), message) for path, message in found]
+    return list(dict.fromkeys(issues))
+
+
+def parse_scenario(document: object, *, source: str = "<scenario>") -> Scenario:
+    """Check a JSON document and build the :class:`Scenario`.
+
+    Raises:
+        ScenarioError: the document has at least one issue.
+    """
+    issues = check_document(document)
+    if issues:
+        raise ScenarioError(source, issues)
+    doc = cast("Mapping[str, Any]", document)
+    permissions = doc.get("permissions")
+    return Scenario(
+        name=doc.get("name", ""),
+        description=doc.get("description", ""),
+        mode=doc.get("mode", "stream"),
+        max_concurrency=int(doc.get("max_concurrency", DEFAULT_MAX_CONCURRENCY)),
+        result_order=doc.get("result_order", "arrival"),
+        tools=tuple(_tool(entry) for entry in doc["tools"]),
+        calls=tuple(
+            CallSpec(
+                id=entry["id"],
+                name=entry["name"],
+                at=float(entry.get("at", 0.0)),
+                input=entry.get("input", {}),
+            )
+            for entry in doc["calls"]
+        ),
+        actions=tuple(
+            ActionSpec(at=float(entry["at"]), do=entry["do"]) for entry in doc.get("actions", [])
+        ),
+        permissions=None
+        if permissions is None
+        else {key: tuple(permissions.get(key, ())) for key in ("allow", "ask", "deny")},
+        permission_mode=doc.get("permission_mode", "default"),
+        can_use_tool=doc.get("can_use_tool"),
+        hooks=tuple(_hook(entry) for entry in doc.get("hooks", [])),
+        message_budget=int(doc.get("message_budget", DEFAULT_MESSAGE_BUDGET)),
+    )
+
+
+def load_scenario(path: Path | str) -> Scenario:
+    """Read, check and parse a scenario file.
+
+    Raises:
+        ScenarioError: see :func:`read_document` and :func:`parse_scenario`.
+    """
+    return parse_scenario(read_document(path), source=str(path))
+
+
+def _tool(entry: Mapping[str, Any]) -> ToolSpec:
+    size = entry.get("max_result_size_chars", DEFAULT_MAX_RESULT_SIZE_CHARS)
+    return ToolSpec(
+        name=entry["name"],
+        description=entry.get("description", ""),
+        concurrency_safe=entry.get("concurrency_safe", False),
+        interrupt_behavior=entry.get("interrupt_behavior", "block"),
+        cancels_siblings_on_error=entry.get("cancels_siblings_on_error", False),
+        max_result_size_chars=math.inf if size is None else int(size),
+        aliases=tuple(entry.get("aliases", ())),
+        permission=entry.get("permission", "allow"),
+    )
+
+
+def _hook(entry: Mapping[str, Any]) -> HookSpec:
+    return HookSpec(
+        event=entry["event"],
+        matcher=entry.get("matcher"),
+        sleep=float(entry.get("sleep", 0.0)),
+        decision=entry.get("decision"),
+        reason=entry.get("reason"),
+        updated_input=entry.get("updated_input"),
+        additional_context=entry.get("additional_context"),
+        continue_=entry.get("continue", True),
+        stop_reason=entry.get("stop_reason"),
+        error=entry.get("error"),
+    )
+
+
+# --- describing problems -------------------------------------------------------------------
+
+
+def _where(path: Iterable[PathPart], document: object) -> str:
+    """``['calls', 2, 'at']`` -> ``calls[2] (id "toolu_3").at``."""
+    out = ""
+    node: object = document
+    parent_key: PathPart | None = None
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            node = node[part] if isinstance(node, list) and part < len(node) else None
+            label = _entry_label(parent_key, node)
+            if label:
+                out += f" ({label})"
+        else:
+            out += f".{part}" if out else part
+            node = node.get(part) if isinstance(node, Mapping) else None
+        parent_key = part
+    return out
+
+
+def _entry_label(list_key: PathPart | None, entry: object) -> str:
+    key = {"calls": "id", "tools": "name"}.get(str(list_key))
+    if key is None or not isinstance(entry, Mapping):
+        return ""
+    value = entry.get(key)
+    return f"{key} {json.dumps(value, ensure_ascii=False)}" if isinstance(value, str) else ""
+
+
+def _position(path: Sequence[PathPart], document: object) -> tuple[int, ...]:
+    """Where ``path`` sits in the file: keys keep the order they were written in."""
+    out: list[int] = []
+    node = document
+    for part in path:
+        if isinstance(node, Mapping):
+            keys = list(node)
+            out.append(keys.index(part) if part in keys else len(keys))
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int):
+            out.append(part)
+            node = node[part] if part < len(node) else None
+        else:
+            out.append(0)
+            node = None
+    return tuple(out)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value)) if abs(value) < 1e15 else repr(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _one_of(values: Sequence[object]) -> str:
+    shown = [_show(v) for v in values]
+    if len(shown) == 1:
+        return shown[0]
+    return ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+Found = tuple[list[PathPart], str]
+
+
+def _describe(error: jsonschema.exceptions.ValidationError) -> Iterator[Found]:
+    path: list[PathPart] = list(error.path)
+    kind = error.validator
+    value = error.validator_value
+    instance = error.instance
+    if kind == "required" and isinstance(instance, Mapping):
+        for prop in value:
+            if prop not in instance:
+                yield [*path, prop], "required field is missing"
+    elif kind == "additionalProperties" and isinstance(instance, Mapping):
+        known = error.schema.get("properties", {})
+        for prop in instance:
+            if prop not in known:
+                yield [*path, prop], _unknown_field(path)
+    elif kind == "type":
+        expected = value if isinstance(value, list) else [value]
+        got = json_type_name(instance)
+        if got == "number" and isinstance(instance, float) and "integer" in expected:
+            got = "a non-integer number"
+        yield path, f"expected {' or '.join(expected)}, got {got}"
+    elif kind == "enum":
+        if path and path[-1] == "do":
+            yield path, f"unknown action {_show(instance)} (expected {_one_of(value)})"
+        else:
+            yield path, f"expected {_one_of(value)}, got {_show(instance)}"
+    elif kind == "const":
+        yield path, f"expected {_show(value)}, got {_show(instance)}"
+    elif kind == "minimum":
+        noun = "a time" if _is_time(path) else "a number"
+        yield path, f"must be {noun} >= {_show(value)}, got {_show(instance)}"
+    elif kind == "minLength":
+        yield path, "must not be empty"
+    else:
+        yield path, error.message
+
+
+def _is_time(path: Sequence[PathPart]) -> bool:
+    return bool(path) and path[-1] in ("at", "sleep")
+
+
+def _unknown_field(path: Sequence[PathPart]) -> str:
+    if len(path) == 2 and path[0] == "calls":
+        return 'unknown field (a scripted tool\'s input goes under "input")'
+    return "unknown field"
+
+
+def _non_finite(document: object) -> Iterator[Found]:
+    stack: list[tuple[object, list[PathPart]]] = [(document, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            shown = "NaN" if math.isnan(node) else ("Infinity" if node > 0 else "-Infinity")
+            yield path, f"must be finite, got {shown}"
+        elif isinstance(node, Mapping):
+            stack.extend((value, [*path, key]) for key, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, [*path, i]) for i, value in enumerate(node))
+
+
+def _cross_field(doc: Mapping[str, Any]) -> Iterator[Found]:
+    first_tool: dict[str, int] = {}
+    for index, tool in enumerate(doc["tools"]):
+        name = tool["name"]
+        if name in first_tool:
+            yield (
+                ["tools", index, "name"],
+                f"duplicate tool name, already declared by tools[{first_tool[name]}]",
+            )
+        else:
+            first_tool[name] = index
+    stream = doc.get("mode", "stream") == "stream"
+    first_call: dict[str, int] = {}
+    latest: float | None = None
+    for index, call in enumerate(doc["calls"]):
+        call_id = call["id"]
+        if call_id in first_call:
+            yield (
+                ["calls", index, "id"],
+                f"duplicate call id, already used by calls[{first_call[call_id]}]",
+            )
+        else:
+            first_call[call_id] = index
+        at = float(call.get("at", 0.0))
+        if stream and latest is not None and at < latest:
+            yield (
+                ["calls", index, "at"],
+                f"{_show(at)} is earlier than a call before it ({_show(latest)}); "
+                "calls arrive in file order",
+            )
+        latest = at if latest is None else max(latest, at)
+    if not stream:
+        for index, action in enumerate(doc.get("actions", [])):
+            if action["do"] == "discard":
+                yield (
+                    ["actions", index, "do"],
+                    '"discard" needs mode "stream" (it abandons a streaming executor)',
+                )

@@ -1,0 +1,306 @@
+"""Running a scenario: scripted tools, one turn, virtual time, recorded events.
+
+:func:`run_scenario` runs on whatever clock the current trio run has; the
+command line (:func:`run_scenario_sync`) uses
+``trio.testing.MockClock(autojump_threshold=0)``, so virtual time jumps
+straight to the next deadline and a scenario of hours takes milliseconds.
+
+**The script.**  Stream mode hands each call to the streaming executor at
+its ``at`` time and drains what is releasable after each arrival, then reads
+``remaining()`` once the last call is in.  Batch mode hands every call to
+``run_tools`` at time 0.  Actions (``interrupt``, ``abort``: the turn;
+``discard``: the executor) happen at their time; once the run has answered
+every call, actions still pending are dropped.
+
+**One instant, one outcome.**  trio deliberately runs the tasks woken in the
+same instant in a random order.  To keep runs byte-identical, each scripted
+step at time *t* waits until every task has settled at *t*
+(``trio.testing.wait_all_tasks_blocked``) before it acts: a call that
+finishes at *t* is finished before an action or a new call of time *t*.
+Calls of one instant are added back to back, in file order, and before the
+actions of that instant.  Recorded events are listed by time, then by the
+call's arrival order; one call's own events keep the order they happened in.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import math
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import trio
+import trio.testing
+
+from .._events import CallEvent, Observer
+from .._models import ResultUpdate, ToolResult, Update
+from .._registry import ToolRegistry
+from .._turn import Turn
+from ..testing._scripted import ScriptedTool
+from ._load import ScenarioError, ScenarioIssue
+from ._report import RunEvent, ScenarioRun
+
+if TYPE_CHECKING:
+    from ._model import ActionSpec, CallSpec, Scenario, ToolSpec
+
+__all__ = ["run_scenario", "run_scenario_sync", "scripted_tool"]
+
+
+def scripted_tool(spec: ToolSpec) -> ScriptedTool:
+    """The scripted tool a ``tools`` entry describes."""
+    return ScriptedTool(
+        spec.name,
+        concurrency_safe=spec.concurrency_safe,
+        interrupt_behavior=spec.interrupt_behavior,
+        cancels_siblings_on_error=spec.cancels_siblings_on_error,
+        max_result_size_chars=spec.max_result_size_chars,
+        aliases=spec.aliases,
+        permission=spec.permission,
+        description=spec.description,
+    )
+
+
+class _Recorder(Observer):
+    """Collects events relative to the run's start, with a canonical sort key."""
+
+    def __init__(self, start: float, arrival: Mapping[str, int]) -> None:
+        self._start = start
+        self._arrival = arrival
+        self._seq = itertools.count()
+        self._events: list[tuple[float, int, int, RunEvent]] = []
+
+    def call_event(self, event: CallEvent) -> None:
+        t = round(event.time - self._start, 6) + 0.0
+        order = self._arrival.get(event.tool_use_id, len(self._arrival))
+        recorded = RunEvent(t, event.tool_use_id, event.kind, event.data, event.reason)
+        self._events.append((t, order, next(self._seq), recorded))
+
+    def events(self) -> tuple[RunEvent, ...]:
+        return tuple(item[3] for item in sorted(self._events, key=lambda item: item[:3]))
+
+
+async def run_scenario(scenario: Scenario, *, session_dir: Path | str) -> ScenarioRun:
+    """Run one scenario in the current trio run and return what it produced.
+
+    Args:
+        scenario: the parsed scenario.
+        session_dir: where oversized results are persisted; kept as given
+            (a relative folder gives relative paths in the output).
+
+    Raises:
+        ScenarioError: the scenario needs a part of trioexec this build lacks.
+
+    On cancellation the run's calls are cancelled with it and nothing is
+    returned.
+    """
+    folder = Path(session_dir)
+    start = trio.current_time()
+    arrival = {call.id: index for index, call in enumerate(scenario.calls)}
+    recorder = _Recorder(start, arrival)
+    registry = ToolRegistry([scripted_tool(spec) for spec in scenario.tools])
+    turn = Turn()
+    options: dict[str, Any] = {
+        "turn": turn,
+        "context": {},
+        "max_concurrency": scenario.max_concurrency,
+        "session_dir": folder,
+        "observers": [recorder],
+    }
+    guard = _guard_rails(scenario)
+    if guard is not None:
+        options["guard"] = guard
+    if scenario.mode == "batch":
+        updates, context, stop_reason = await _run_batch(scenario, registry, turn, start, options)
+    else:
+        updates, context, stop_reason = await _run_stream(scenario, registry, turn, start, options)
+    results = await _apply_budget(scenario, registry, [u.result for u in updates], folder)
+    return ScenarioRun(
+        scenario=scenario,
+        results=tuple(results),
+        events=recorder.events(),
+        attachments=tuple(item for u in updates for item in u.attachments),
+        context=dict(context),
+        stop_reason=stop_reason,
+        session_dir=str(session_dir),
+    )
+
+
+def run_scenario_sync(scenario: Scenario, *, session_dir: Path | str | None = None) -> ScenarioRun:
+    """Run a scenario in a fresh ``trio.run`` on a MockClock (virtual time).
+
+    ``session_dir`` defaults to a fresh temporary folder, which is kept (the
+    output may point into it).
+    """
+    if session_dir is None:
+        session_dir = tempfile.mkdtemp(prefix="trioexec-scenario-")
+    clock = trio.testing.MockClock(autojump_threshold=0)
+    folder = session_dir
+
+    async def main() -> ScenarioRun:
+        return await run_scenario(scenario, session_dir=folder)
+
+    return trio.run(main, clock=clock)
+
+
+Outcome = tuple[list[ResultUpdate], Mapping[str, object], str | None]
+
+
+async def _settle_at(start: float, at: float) -> None:
+    """Sleep until ``at`` (virtual, relative to ``start``), then until all tasks are blocked."""
+    await trio.sleep_until(start + at)
+    await trio.testing.wait_all_tasks_blocked()
+
+
+def _act(action: ActionSpec, turn: Turn, discard: Callable[[], None] | None) -> None:
+    if action.do == "interrupt":
+        turn.interrupt()
+    elif action.do == "abort":
+        turn.abort()
+    elif discard is not None:
+        discard()
+
+
+async def _run_batch(
+    scenario: Scenario,
+    registry: ToolRegistry,
+    turn: Turn,
+    start: float,
+    options: dict[str, Any],
+) -> Outcome:
+    from .._batch import run_tools
+
+    _require_parameters(run_tools, options, "run_tools")
+
+    async def perform_actions() -> None:
+        for action in scenario.actions:
+            await _settle_at(start, action.at)
+            _act(action, turn, None)
+
+    uses = [call.tool_use() for call in scenario.calls]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(perform_actions)
+        outcome = await run_tools(uses, registry, **options)
+        nursery.cancel_scope.cancel(reason="scenario run complete")
+    return list(outcome.updates), outcome.context, outcome.stop_reason
+
+
+async def _run_stream(
+    scenario: Scenario,
+    registry: ToolRegistry,
+    turn: Turn,
+    start: float,
+    options: dict[str, Any],
+) -> Outcome:
+    try:
+        from .._streaming import open_streaming_executor
+    except ImportError:
+        raise _missing("stream mode", "the streaming executor (trioexec._streaming)") from None
+
+    _require_parameters(open_streaming_executor, options, "open_streaming_executor")
+    released: list[ResultUpdate] = []
+
+    def keep(items: Sequence[Update]) -> None:
+        released.extend(item for item in items if isinstance(item, ResultUpdate))
+
+    steps = _timeline(scenario.calls, scenario.actions)
+    last_call = max((i for i, (_, call, _) in enumerate(steps) if call is not None), default=-1)
+    async with open_streaming_executor(
+        registry, result_order=scenario.result_order, **options
+    ) as executor:
+        all_added = trio.Event()
+
+        async def drive() -> None:
+            if last_call < 0:
+                all_added.set()
+            for index, (at, call, action) in enumerate(steps):
+                await _settle_at(start, at)
+                if call is not None:
+                    for each in call:
+                        executor.add_tool(each.tool_use())
+                    keep(executor.drain_nowait())
+                if action is not None:
+                    _act(action, turn, executor.discard)
+                    keep(executor.drain_nowait())
+                if index == last_call:
+                    all_added.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(drive)
+            await all_added.wait()
+            async for update in executor.remaining():
+                keep([update])
+            nursery.cancel_scope.cancel(reason="scenario run complete")
+        context, stop_reason = executor.context, executor.stop_reason
+    return released, context, stop_reason
+
+
+Step = tuple[float, "list[CallSpec] | None", "ActionSpec | None"]
+
+
+def _timeline(calls: Sequence[CallSpec], actions: Sequence[ActionSpec]) -> list[Step]:
+    """Scripted steps in time order: each instant's calls (one group), then its actions."""
+    steps: list[tuple[float, int, int, Step]] = []
+    for at, group in itertools.groupby(calls, key=lambda call: call.at):
+        steps.append((at, 0, 0, (at, list(group), None)))
+    for index, action in enumerate(actions):
+        steps.append((action.at, 1, index, (action.at, None, action)))
+    steps.sort(key=lambda item: item[:3])
+    return [item[3] for item in steps]
+
+
+async def _apply_budget(
+    scenario: Scenario,
+    registry: ToolRegistry,
+    results: list[ToolResult],
+    session_dir: Path,
+) -> list[ToolResult]:
+    """The per-message budget over the released results (SPEC §7)."""
+    try:
+        from .._budget import ContentReplacementState, apply_message_budget
+    except ImportError:
+        raise _missing("result handling", "the message budget (trioexec._budget)") from None
+    names = {call.id: call.name for call in scenario.calls}
+    limits: dict[str, float] = {}
+    for result in results:
+        found = registry.lookup(names.get(result.tool_use_id, ""))
+        limits[result.tool_use_id] = math.inf if found is None else found.tool.max_result_size_chars
+    return await apply_message_budget(
+        results,
+        state=ContentReplacementState(),
+        session_dir=session_dir,
+        budget=scenario.message_budget,
+        limits=limits,
+    )
+
+
+def _guard_rails(scenario: Scenario) -> object | None:
+    if not scenario.uses_guard_rails:
+        return None
+    try:
+        from .._guard import GuardRails  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        raise _missing(
+            "permissions, permission_mode, can_use_tool and hooks",
+            "guard rails (trioexec._guard)",
+        ) from None
+    guard: object = GuardRails  # wired once trioexec._guard lands
+    return guard
+
+
+def _require_parameters(
+    func: Callable[..., object], options: Mapping[str, object], name: str
+) -> None:
+    accepted = inspect.signature(func).parameters
+    for key in options:
+        if key not in accepted:
+            what = "guard rails" if key == "guard" else f"the {key!r} option"
+            raise _missing(f"this scenario's {what}", f"{name}(..., {key}=...)")
+
+
+def _missing(feature: str, part: str) -> ScenarioError:
+    return ScenarioError(
+        "", [ScenarioIssue("", f"{feature} needs {part}, which this build does not have")]
+    )
