@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from ._batch import RunOutcome as RunOutcome
 from ._batch import run_tools as run_tools
+from ._budget import DEFAULT_MESSAGE_BUDGET as DEFAULT_MESSAGE_BUDGET
+from ._budget import ContentReplacementState as ContentReplacementState
+from ._budget import apply_message_budget as apply_message_budget
 from ._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import MalformedBlockError as MalformedBlockError
@@ -11,6 +14,8 @@ from ._errors import ToolDefinitionError as ToolDefinitionError
 from ._errors import TrioexecError as TrioexecError
 from ._events import CallEvent as CallEvent
 from ._events import Observer as Observer
+from ._message import UserMessage as UserMessage
+from ._message import build_user_message as build_user_message
 from ._models import Attachment as Attachment
 from ._models import Batch as Batch
 from ._models import ImageBlock as ImageBlock
@@ -22,7 +27,10 @@ from ._models import ToolUse as ToolUse
 from ._models import Update as Update
 from ._partition import partition_tool_calls as partition_tool_calls
 from ._registry import ToolRegistry as ToolRegistry
+from ._results import DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS
+from ._results import finalize_result as finalize_result
 from ._schema import schema_for_attrs as schema_for_attrs
+from ._stream_adapter import ToolUseAssembler as ToolUseAssembler
 from ._streaming import StreamingExecutor as StreamingExecutor
 from ._streaming import open_streaming_executor as open_streaming_executor
 from ._tool import CallContext as CallContext
@@ -36,11 +44,14 @@ from ._version import __version__ as __version__
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
+    "DEFAULT_MAX_RESULT_CHARS",
+    "DEFAULT_MESSAGE_BUDGET",
     "Attachment",
     "Batch",
     "CallContext",
     "CallEvent",
     "ConfigurationError",
+    "ContentReplacementState",
     "ImageBlock",
     "MalformedBlockError",
     "Observer",
@@ -57,10 +68,15 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolUse",
+    "ToolUseAssembler",
     "TrioexecError",
     "Turn",
     "Update",
+    "UserMessage",
     "__version__",
+    "apply_message_budget",
+    "build_user_message",
+    "finalize_result",
     "function_tool",
     "open_streaming_executor",
     "partition_tool_calls",
