@@ -1,0 +1,209 @@
+"""Permission rule parsing, shell command splitting, Bash and path rule matching (SPEC §6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trioexec._rules import PermissionRule, match_bash_rule, match_path_rule, split_bash_command
+
+# --- parsing ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "content"),
+    [
+        ("Bash", "Bash", None),
+        ("Bash()", "Bash", None),
+        ("Bash(*)", "Bash", None),
+        ("  Read  ", "Read", None),
+        ("Bash(npm run test:*)", "Bash", "npm run test:*"),
+        ("Read(./secrets/**)", "Read", "./secrets/**"),
+        (r"Bash(echo \(hi\))", "Bash", "echo (hi)"),
+        (r"Bash(echo a\\b)", "Bash", r"echo a\b"),
+        (r"Bash(echo \*)", "Bash", r"echo \*"),
+        ("Bash(python -c 'print(1)')", "Bash", "python -c 'print(1)'"),
+        ("mcp__github__create_issue", "mcp__github__create_issue", None),
+    ],
+)
+def test_parse_rule(text: str, tool: str, content: str | None) -> None:
+    rule = PermissionRule.parse(text)
+    assert rule == PermissionRule(tool, content)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "(ls)", "Bash(ls", "Bash(ls) extra", "Bash ls)", "Ba sh", r"Bash\(ls\)"],
+)
+def test_parse_rule_rejects_malformed(text: str) -> None:
+    with pytest.raises(ValueError, match="rule"):
+        PermissionRule.parse(text)
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        PermissionRule("Bash"),
+        PermissionRule("Bash", "echo (a) \\ b"),
+        PermissionRule("Read", "./x/**"),
+    ],
+)
+def test_rule_text_round_trips(rule: PermissionRule) -> None:
+    assert PermissionRule.parse(str(rule)) == rule
+
+
+# --- splitting ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "parts"),
+    [
+        ("npm run test && rm -rf /", ("npm run test", "rm -rf /")),
+        ("a || b ; c | d |& e", ("a", "b", "c", "d", "e")),
+        ("a & b", ("a", "b")),
+        ("a\nb\n\n", ("a", "b")),
+        ('git commit -m "fix && test"', ('git commit -m "fix && test"',)),
+        ("echo 'a; b | c'", ("echo 'a; b | c'",)),
+        ('echo "say \\"x && y\\""', ('echo "say \\"x && y\\""',)),
+        ("echo a\\;b", ("echo a\\;b",)),
+        ("make 2>&1 | tee log", ("make 2>&1", "tee log")),
+        ("cmd &> out && next", ("cmd &> out", "next")),
+        ("cmd >&2", ("cmd >&2",)),
+        ("first \\\n  second", ("first   second",)),
+        ("", ()),
+        ("  ;  ", ()),
+    ],
+)
+def test_split_bash_command(command: str, parts: tuple[str, ...]) -> None:
+    assert split_bash_command(command) == parts
+
+
+# --- Bash rules -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "command", "expected"),
+    [
+        # prefix
+        ("npm run test:*", "npm run test", True),
+        ("npm run test:*", "npm run test -- --watch", True),
+        ("npm run test:*", "  npm run test -- x  ", True),
+        ("npm run test:*", "npm run test && rm -rf /", False),
+        ("npm run test:*", "npm run testing", False),
+        ("npm run test:*", "npm run", False),
+        ("npm run test:*", "npm run test; npm run test -- b", True),
+        ("npm run test:*", "npm run test | grep ok", False),
+        ("npm run test:*", "npm run test & rm -rf /", False),
+        ("npm run test:*", "npm run test\nrm -rf /", False),
+        ("npm run test:*", "npm run test || rm -rf /", False),
+        # && inside a quoted argument is one command
+        ("git commit:*", 'git commit -m "a && rm -rf /"', True),
+        ("git commit:*", "git commit -m 'a; rm -rf /'", True),
+        # exact
+        ("npm test", "npm test", True),
+        ("npm test", "npm test --watch", False),
+        ("npm test", "npm test && npm test", True),
+        ("ls && rm -rf /", "ls && rm -rf /", True),
+        # wildcard
+        ("git * --force", "git push --force", True),
+        ("git * --force", "git push origin main --force", True),
+        ("git * --force", "git push", False),
+        ("git *", "git", True),
+        ("git *", "git status", True),
+        ("git *", "gitk", False),
+        ("git *", "git status && rm -rf /", False),
+        ("* --version", "python --version", True),
+        (r"echo \*", "echo *", True),
+        (r"echo \*", "echo a", False),
+        (r"echo \* *", "echo * b", True),
+        # command substitution is never covered by a prefix or wildcard rule
+        ("echo:*", "echo $(rm -rf /)", False),
+        ("echo:*", 'echo "$(rm -rf /)"', False),
+        ("echo:*", "echo `rm -rf /`", False),
+        ("diff:*", "diff <(ls a) <(ls b)", False),
+        ("echo:*", "echo '$(not run)'", True),
+        ("echo *", "echo $(rm -rf /)", False),
+        # an unterminated quote is never covered either
+        ("echo:*", "echo 'oops", False),
+        ("echo:*", "", False),
+    ],
+)
+def test_match_bash_rule(content: str, command: str, expected: bool) -> None:
+    assert match_bash_rule(content, command) is expected
+
+
+_words = st.text(alphabet="abcxyz-_./ =", min_size=1, max_size=12)
+
+
+@given(content=st.sampled_from(["ls:*", "git *", "npm test", "echo *"]), a=_words, b=_words)
+def test_compound_is_covered_only_if_each_part_is(content: str, a: str, b: str) -> None:
+    for op in ("&&", "||", ";", "|", "\n"):
+        compound = f"{a} {op} {b}"
+        if match_bash_rule(content, compound) and compound.strip() != content:
+            assert match_bash_rule(content, a)
+            assert match_bash_rule(content, b)
+
+
+@given(suffix=st.text(alphabet="abc -_=./", max_size=20))
+def test_prefix_rule_covers_its_prefix_followed_by_arguments(suffix: str) -> None:
+    assert match_bash_rule("npm run test:*", "npm run test " + suffix)
+
+
+# --- path rules -----------------------------------------------------------------------------
+
+CWD = Path("/proj")
+
+
+@pytest.mark.parametrize(
+    ("content", "path", "expected"),
+    [
+        ("./secrets/**", "/proj/secrets/key.pem", True),
+        ("./secrets/**", "/proj/secrets/a/b/c", True),
+        ("./secrets/**", "secrets/key.pem", True),
+        ("./secrets/**", "./sub/../secrets/key", True),
+        ("./secrets/**", "/proj/secrets", False),
+        ("./secrets/**", "/proj/other/secrets/key", False),
+        ("./secrets/**", "/elsewhere/secrets/key", False),
+        ("./secrets", "/proj/secrets/key", True),
+        ("/secrets/**", "/proj/secrets/key", True),
+        ("/secrets/**", "/secrets/key", False),
+        ("//etc/**", "/etc/passwd", True),
+        ("//etc/passwd", "/etc/passwd", True),
+        ("//etc/passwd", "/proj/etc/passwd", False),
+        ("*.env", "/proj/.env", True),  # as in gitignore, * may be empty
+        ("*.env", "/proj/prod.env", True),
+        ("*.env", "/proj/deep/down/prod.env", True),
+        (".env", "/proj/deep/.env", True),
+        ("*.env", "/other/prod.env", False),
+        ("src/*.py", "/proj/src/a.py", True),
+        ("src/*.py", "/proj/src/pkg/a.py", False),
+        ("src/*.py", "/proj/lib/src/a.py", False),
+        ("src/**/*.py", "/proj/src/a.py", True),
+        ("src/**/*.py", "/proj/src/x/y/a.py", True),
+        ("**/node_modules/**", "/proj/a/node_modules/x/index.js", True),
+        ("file?.txt", "/proj/file1.txt", True),
+        ("file?.txt", "/proj/file10.txt", False),
+        ("file[0-9].txt", "/proj/file7.txt", True),
+        ("file[!0-9].txt", "/proj/file7.txt", False),
+        ("file[!0-9].txt", "/proj/fileA.txt", True),
+        (r"\*.txt", "/proj/*.txt", True),
+        (r"\*.txt", "/proj/a.txt", False),
+        ("build/", "/proj/build/out.o", True),
+        ("build/", "/proj/build", False),
+        ("build/", "/proj/build/", True),
+        ("**", "/proj/anything/at/all", True),
+        ("", "/proj/x", False),
+    ],
+)
+def test_match_path_rule(content: str, path: str, expected: bool) -> None:
+    assert match_path_rule(content, path, cwd=CWD) is expected
+
+
+def test_match_path_rule_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert match_path_rule("~/.ssh/**", tmp_path / ".ssh" / "id_ed25519", cwd=CWD)
+    assert match_path_rule("~/.ssh/**", "~/.ssh/config", cwd=CWD)
+    assert not match_path_rule("~/.ssh/**", "/proj/.ssh/config", cwd=CWD)

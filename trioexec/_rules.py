@@ -1,0 +1,359 @@
+"""Permission rules as Claude Code writes them: parsing and content matching.
+
+A rule is ``Tool`` or ``Tool(content)``.  What ``content`` means depends on
+the tool: a shell command pattern for ``Bash`` (:func:`match_bash_rule`), a
+gitignore-style path pattern for the file tools (:func:`match_path_rule`).
+Everything here is a pure function: no I/O, no trio, no file system access,
+so the matching rules are tested without an event loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = [
+    "PermissionRule",
+    "match_bash_rule",
+    "match_path_rule",
+    "split_bash_command",
+]
+
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-*]+")
+
+
+@attrs.frozen
+class PermissionRule:
+    """One parsed rule: a tool name and optional content (None: the whole tool).
+
+    ``Tool``, ``Tool()`` and ``Tool(*)`` all mean the whole tool.  In the
+    content, ``\\(``, ``\\)`` and ``\\\\`` stand for ``(``, ``)`` and ``\\``.
+    """
+
+    tool_name: str
+    content: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> PermissionRule:
+        """Parse ``Tool`` / ``Tool(content)``.
+
+        Raises:
+            ValueError: empty rule, bad tool name, unbalanced parentheses, or
+                text after the closing parenthesis.
+        """
+        text = text.strip()
+        open_at = _first_unescaped(text, "(")
+        if open_at < 0:
+            name, content = text, None
+            if _last_unescaped(text, ")") >= 0:
+                raise ValueError(f"rule {text!r} has ')' without '('")
+        else:
+            close_at = _last_unescaped(text, ")")
+            if close_at < open_at:
+                raise ValueError(f"rule {text!r} has '(' without a closing ')'")
+            if close_at != len(text) - 1:
+                raise ValueError(f"rule {text!r} has text after the closing ')'")
+            name = text[:open_at]
+            raw = text[open_at + 1 : close_at]
+            content = None if raw in ("", "*") else _unescape_content(raw)
+        if not _TOOL_NAME.fullmatch(name):
+            raise ValueError(f"rule {text!r} does not start with a tool name")
+        return cls(name, content)
+
+    def __str__(self) -> str:
+        if self.content is None:
+            return self.tool_name
+        escaped = self.content.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        return f"{self.tool_name}({escaped})"
+
+
+def _is_escaped(text: str, index: int) -> bool:
+    backslashes = 0
+    while index > 0 and text[index - 1] == "\\":
+        backslashes += 1
+        index -= 1
+    return backslashes % 2 == 1
+
+
+def _first_unescaped(text: str, char: str) -> int:
+    return next((i for i, c in enumerate(text) if c == char and not _is_escaped(text, i)), -1)
+
+
+def _last_unescaped(text: str, char: str) -> int:
+    for i in range(len(text) - 1, -1, -1):
+        if text[i] == char and not _is_escaped(text, i):
+            return i
+    return -1
+
+
+def _unescape_content(raw: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        if raw[i] == "\\" and i + 1 < len(raw) and raw[i + 1] in "()\\":
+            out.append(raw[i + 1])
+            i += 2
+        else:
+            out.append(raw[i])
+            i += 1
+    return "".join(out)
+
+
+# --- Bash -----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Subcommand:
+    text: str
+    opaque: bool
+    """True when the text runs code a pattern cannot see: ``$(...)``, backticks,
+    ``<(...)`` / ``>(...)``, or an unterminated quote."""
+
+
+def split_bash_command(command: str) -> tuple[str, ...]:
+    """Split a shell command line into its simple commands.
+
+    Splits on ``&&``, ``||``, ``;``, ``|``, ``|&``, a background ``&`` and
+    newlines, but never inside single or double quotes or after a backslash;
+    ``2>&1`` and ``&>`` are redirections, not separators.  Empty pieces are
+    dropped and each piece is stripped.
+    """
+    return tuple(sub.text for sub in _split(command))
+
+
+@functools.lru_cache(maxsize=1024)
+def _split(command: str) -> tuple[_Subcommand, ...]:
+    pieces: list[_Subcommand] = []
+    current: list[str] = []
+    opaque = False
+    quote: str | None = None
+    i, n = 0, len(command)
+
+    def cut() -> None:
+        nonlocal opaque
+        text = "".join(current).strip()
+        if text:
+            pieces.append(_Subcommand(text, opaque))
+        current.clear()
+        opaque = False
+
+    while i < n:
+        c = command[i]
+        nxt = command[i + 1] if i + 1 < n else ""
+        if quote == "'":
+            current.append(c)
+            quote = None if c == "'" else quote
+            i += 1
+            continue
+        if c == "\\":
+            if nxt == "\n" and quote is None:  # line continuation
+                i += 2
+                continue
+            current.append(command[i : i + 2])
+            i += 2
+            continue
+        if quote == '"':
+            current.append(c)
+            if c == '"':
+                quote = None
+            elif (c == "$" and nxt == "(") or c == "`":
+                opaque = True
+            i += 1
+            continue
+        # Unquoted.
+        if c in "'\"":
+            quote = c
+        elif (c == "$" and nxt == "(") or c == "`" or (c in "<>" and nxt == "("):
+            opaque = True
+        elif c == "\n" or c == ";":
+            cut()
+            i += 1
+            continue
+        elif c == "|":
+            cut()
+            i += 2 if nxt in "|&" else 1
+            continue
+        elif c == "&":
+            prev = command[i - 1] if i > 0 else ""
+            if nxt == "&":
+                cut()
+                i += 2
+                continue
+            if prev not in "<>" and nxt != ">":  # not 2>&1, >&2, &>file
+                cut()
+                i += 1
+                continue
+        current.append(c)
+        i += 1
+    if quote is not None:
+        opaque = True
+    cut()
+    return tuple(pieces)
+
+
+def match_bash_rule(content: str, command: str) -> bool:
+    """Whether the ``Bash(content)`` rule covers the whole ``command``.
+
+    ``content`` ending in ``:*`` is a prefix (``npm run test:*`` covers
+    ``npm run test`` and ``npm run test -- x`` but not ``npm run testing``);
+    content with an unescaped ``*`` is a wildcard pattern (``\\*`` is a literal
+    star; a trailing `` *`` also covers the bare command, so ``git *`` covers
+    ``git``); anything else is exact.  An exact rule covers the identical full
+    command line.  Otherwise the command is split (:func:`split_bash_command`)
+    and every subcommand must be covered on its own, so ``npm run test && rm
+    -rf /`` is not covered by ``npm run test:*``.  A subcommand containing a
+    command substitution (``$(...)``, backticks, ``<(...)``) is never covered
+    by a prefix or wildcard rule.
+    """
+    content = content.strip()
+    if command.strip() == content:
+        return True
+    subcommands = _split(command)
+    if not subcommands:
+        return False
+    matcher = _bash_matcher(content)
+    return all(not sub.opaque and matcher(sub.text) for sub in subcommands)
+
+
+@functools.lru_cache(maxsize=512)
+def _bash_matcher(content: str) -> Callable[[str], bool]:
+    if content.endswith(":*"):
+        prefix = content[:-2].rstrip()
+
+        def covers_prefix(text: str) -> bool:
+            return text == prefix or (text.startswith(prefix) and text[len(prefix)].isspace())
+
+        return covers_prefix
+    if "*" in content:  # a wildcard, or a literal `\*`
+        regex = _compile_wildcard(content)
+        return lambda text: regex.fullmatch(text) is not None
+    return lambda text: text == content
+
+
+def _compile_wildcard(content: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    stars = 0
+    i = 0
+    while i < len(content):
+        c = content[i]
+        if c == "\\" and i + 1 < len(content) and content[i + 1] in "*\\":
+            parts.append(re.escape(content[i + 1]))
+            i += 2
+            continue
+        if c == "*":
+            parts.append(".*")
+            stars += 1
+        else:
+            parts.append(re.escape(c))
+        i += 1
+    # `git *` also covers a bare `git` when that star is the only wildcard.
+    if stars == 1 and content.endswith(" *") and not _is_escaped(content, len(content) - 1):
+        parts[-2:] = ["(?: .*)?"]
+    return re.compile("".join(parts), re.DOTALL)
+
+
+# --- Paths ------------------------------------------------------------------------------
+
+
+def match_path_rule(content: str, path: str | os.PathLike[str], *, cwd: Path) -> bool:
+    """Whether the gitignore-style pattern ``content`` covers ``path``.
+
+    Where the pattern is rooted: ``//abs/x`` at the file system root,
+    ``~/x`` at the home directory, ``/x`` and ``./x`` at ``cwd`` (the settings
+    root); a bare ``x/y`` (a slash inside) is anchored at ``cwd`` too, while a
+    bare name without a slash (``*.env``) matches at any depth below ``cwd``.
+    ``*`` and ``?`` never cross ``/``; ``**`` spans directories; ``[...]`` is a
+    character class; a trailing ``/`` matches directories only (so what is
+    inside them).  As in gitignore, a path is covered when it or any of its
+    parent directories matches.  A relative ``path`` is resolved against
+    ``cwd``; paths are compared lexically (symlinks are not resolved).
+    """
+    pattern = content.strip()
+    if not pattern:
+        return False
+    if pattern.startswith("//"):
+        root, pattern = Path("/"), pattern[2:]
+    elif pattern == "~" or pattern.startswith("~/"):
+        root, pattern = Path.home(), pattern[2:]
+    elif pattern.startswith("./"):
+        root, pattern = cwd, pattern[2:]
+    elif pattern.startswith("/"):
+        root, pattern = cwd, pattern[1:]
+    else:
+        root = cwd
+        if "/" not in pattern.rstrip("/"):
+            pattern = "**/" + pattern
+    if not pattern:
+        return False
+    dir_only = pattern.endswith("/")
+    regex = _compile_glob(pattern.rstrip("/"))
+
+    raw = os.fspath(path)
+    target = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
+    rel = os.path.relpath(target, os.path.normpath(root))
+    if rel in (os.curdir, os.pardir) or rel.startswith(os.pardir + os.sep):
+        return False
+    parts = rel.split(os.sep)
+    # The path itself (when it can be a directory) and each parent directory.
+    last = len(parts) if (not dir_only or raw.endswith("/")) else len(parts) - 1
+    return any(regex.fullmatch("/".join(parts[:k])) for k in range(1, last + 1))
+
+
+@functools.lru_cache(maxsize=512)
+def _compile_glob(pattern: str) -> re.Pattern[str]:
+    segments: list[str] = []
+    for segment in pattern.split("/"):
+        if not (segment == "**" and segments and segments[-1] == "**"):
+            segments.append(segment)
+    out: list[str] = []
+    for index, segment in enumerate(segments):
+        first, last = index == 0, index == len(segments) - 1
+        if segment == "**":
+            if last:
+                out.append(".*" if first else "/.*")
+            else:
+                out.append("(?:.*/)?" if first else "/(?:.*/)?")
+            continue
+        if not first and segments[index - 1] != "**":
+            out.append("/")
+        out.append(_glob_segment(segment))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _glob_segment(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "\\" and i + 1 < len(segment):
+            out.append(re.escape(segment[i + 1]))
+            i += 2
+            continue
+        if c == "*":
+            while i + 1 < len(segment) and segment[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = segment.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                body = segment[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
