@@ -221,14 +221,14 @@ class RunCore:
                     on_returned=call.set_returned,
                     prevalidated=None if call.parsed is _UNPARSED else call.parsed,
                 )
-        except trio.Cancelled:
-            self._finish_stopped(call)
-            raise
         except BaseException as exc:
-            text = tool_use_error(
-                f"Error: the tool raised {type(exc).__name__}; the run was stopped"
-            )
-            self.complete(call, CallOutcome(ToolResult(call.tool_use.id, text, is_error=True)))
+            if is_cancellation(exc):
+                self._finish_stopped(call)
+            else:
+                text = tool_use_error(
+                    f"Error: the tool raised {_exception_name(exc)}; the run was stopped"
+                )
+                self.complete(call, CallOutcome(ToolResult(call.tool_use.id, text, is_error=True)))
             raise
         if outcome is None:
             self._finish_stopped(call)
@@ -262,9 +262,9 @@ class RunCore:
         call.state = "completed"
         call.outcome = outcome
         if outcome.cancel_reason is not None:
-            self._emit(call, "cancelled", reason=outcome.cancel_reason)
+            self._emit(call, "cancelled", data=outcome.result, reason=outcome.cancel_reason)
         else:
-            self._emit(call, "completed")
+            self._emit(call, "completed", data=outcome.result)
             tool = call.compiled.tool if call.compiled is not None else None
             if outcome.result.is_error and tool is not None and tool.cancels_siblings_on_error:
                 self._start_cascade(call)
@@ -321,7 +321,7 @@ class RunCore:
         """Answer a queued call synthetically (it never started)."""
         call.state = "completed"
         call.outcome = self._synthetic(call, reason, started=False)
-        self._emit(call, "cancelled", reason=reason)
+        self._emit(call, "cancelled", data=call.outcome.result, reason=reason)
 
     def _release(self, call: Call) -> None:
         assert call.outcome is not None
@@ -516,6 +516,24 @@ class RunCore:
 
 def _nothing() -> None:
     return None
+
+
+def is_cancellation(exc: BaseException) -> bool:
+    """``Cancelled``, or a group holding nothing but ``Cancelled`` (a tool's own nursery)."""
+    if isinstance(exc, trio.Cancelled):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        _, rest = exc.split(trio.Cancelled)
+        return rest is None
+    return False
+
+
+def _exception_name(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        _, rest = exc.split(trio.Cancelled)
+        leaves = rest.exceptions if rest is not None else exc.exceptions
+        return ", ".join(sorted({type(leaf).__name__ for leaf in leaves}))
+    return type(exc).__name__
 
 
 class _Unparsed:

@@ -36,7 +36,12 @@ CancelReason: TypeAlias = Literal["sibling_error", "user_interrupted", "streamin
 
 @attrs.frozen
 class CallEvent:
-    """One state change of one call, stamped with ``trio.current_time()``."""
+    """One state change of one call, stamped with ``trio.current_time()``.
+
+    ``data`` is the progress item for ``progress`` and the call's
+    :class:`ToolResult` for ``completed`` / ``cancelled``; ``reason`` says why
+    a call was ``cancelled``.
+    """
 
     time: float
     tool_use_id: str
