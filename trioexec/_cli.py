@@ -23,8 +23,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"trioexec {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    demo = subparsers.add_parser(
+        "demo",
+        help="run a recorded model response against the real tools (offline, a few seconds)",
+        description=(
+            "Stream a recorded assistant message through the streaming executor against "
+            "the standard tools in a temporary workspace: parallel reads, a persisted large "
+            "output, an edit, and a failing shell command that cancels its siblings."
+        ),
+    )
+    demo.add_argument("--json", action="store_true", help="print results and events as JSON")
+    demo.set_defaults(func=_demo)
     add_scenario_commands(subparsers)
     return parser
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from ._demo import run_demo  # imports the standard tools only when needed
+
+    return run_demo(as_json=bool(args.json))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
