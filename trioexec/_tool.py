@@ -11,12 +11,15 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 import attrs
 
 from ._errors import ToolDefinitionError
 from ._models import Content, JSONObject, JSONValue, ToolUse
+
+if TYPE_CHECKING:
+    from ._permissions import PermissionContext
 
 __all__ = [
     "CallContext",
@@ -99,7 +102,7 @@ class CallContext:
     state: ContextState = attrs.field(factory=dict)
     cwd: Path = attrs.field(factory=Path.cwd)
     session_dir: Path | None = None
-    permissions: object | None = None
+    permissions: "PermissionContext | None" = None
 
 
 class Tool(Generic[InputT]):

@@ -1,0 +1,214 @@
+"""The permission chain of SPEC §6, called directly: rule order, modes, hook decisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from trioexec import CallContext, PermissionResult, Tool, ToolUse
+from trioexec._permissions import (
+    PermissionContext,
+    check_permission_chain,
+    permission_denied_message,
+    permission_not_granted_message,
+)
+from trioexec._rules import PermissionRule, match_bash_rule
+
+Input = dict[str, Any]
+
+
+class Shell(Tool[Input]):
+    """A Bash-like tool: content rules match the command; its own check is scripted."""
+
+    def __init__(
+        self,
+        own: PermissionResult | None = None,
+        *,
+        name: str = "Bash",
+        aliases: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name
+        self.input_schema = {"type": "object", "properties": {"command": {"type": "string"}}}
+        self.aliases = aliases
+        self.own = own if own is not None else PermissionResult.passthrough()
+        self.checked: list[Input] = []
+
+    async def check_permissions(self, input: Input, ctx: CallContext) -> PermissionResult:  # noqa: A002
+        self.checked.append(input)
+        return self.own
+
+    def match_rule_content(self, content: str, input: Input, ctx: CallContext) -> bool:  # noqa: A002
+        return match_bash_rule(content, input["command"])
+
+
+def ctx_for(command: str) -> CallContext:
+    return CallContext(ToolUse("toolu_1", "Bash", {"command": command}))
+
+
+async def decide(
+    tool: Shell,
+    command: str,
+    *,
+    allow: tuple[str, ...] = (),
+    ask: tuple[str, ...] = (),
+    deny: tuple[str, ...] = (),
+    mode: str = "default",
+    hook: str | None = None,
+    tool_check: PermissionResult | None = None,
+) -> PermissionResult:
+    permissions = PermissionContext(allow=allow, ask=ask, deny=deny, mode=mode)  # type: ignore[arg-type]
+    return await check_permission_chain(
+        tool,
+        {"command": command},
+        ctx_for(command),
+        permissions,
+        hook_decision=hook,  # type: ignore[arg-type]
+        tool_check=tool_check,
+    )
+
+
+DENIED = PermissionResult.deny(permission_denied_message("Bash"))
+ASK = PermissionResult.ask()
+ALLOW = PermissionResult.allow()
+
+
+def test_messages() -> None:
+    assert permission_denied_message("Bash") == "Permission to use Bash has been denied."
+    assert permission_not_granted_message("Edit") == (
+        "Claude requested permissions to use Edit, but you haven't granted it yet."
+    )
+
+
+async def test_no_rules_the_tool_decides() -> None:
+    assert await decide(Shell(ALLOW), "ls") == ALLOW
+    assert await decide(Shell(), "ls") == ASK  # passthrough -> ask
+    assert await decide(Shell(PermissionResult.ask("why")), "ls") == PermissionResult.ask("why")
+    assert await decide(Shell(PermissionResult.deny("no")), "ls") == PermissionResult.deny("no")
+
+
+async def test_whole_tool_deny_comes_first() -> None:
+    tool = Shell(ALLOW)
+    assert await decide(tool, "ls", deny=("Bash",), ask=("Bash",), allow=("Bash",)) == DENIED
+    assert tool.checked == []  # the tool's own check is not needed
+
+
+async def test_whole_tool_ask_before_the_tools_own_check() -> None:
+    tool = Shell(PermissionResult.deny("own deny"))
+    assert await decide(tool, "ls", ask=("Bash",)) == ASK
+    assert tool.checked == []
+
+
+async def test_content_deny_beats_a_whole_tool_allow() -> None:
+    assert await decide(Shell(ALLOW), "rm -rf /", deny=("Bash(rm:*)",), allow=("Bash",)) == DENIED
+    assert await decide(Shell(ALLOW), "ls", deny=("Bash(rm:*)",), allow=("Bash",)) == ALLOW
+
+
+async def test_specificity_never_changes_the_order() -> None:
+    # A precise allow does not beat a broad deny.
+    assert await decide(Shell(), "npm test", deny=("Bash",), allow=("Bash(npm test)",)) == DENIED
+    # A precise allow does not beat a broad ask.
+    assert await decide(Shell(), "npm test", ask=("Bash(npm:*)",), allow=("Bash(npm test)",)) == ASK
+
+
+async def test_the_tools_own_deny_beats_allow_rules_and_bypass() -> None:
+    tool = Shell(PermissionResult.deny("dangerous"))
+    result = await decide(tool, "x", allow=("Bash",), mode="bypass")
+    assert result == PermissionResult.deny("dangerous")
+    empty = Shell(PermissionResult.deny(""))
+    assert await decide(empty, "x") == DENIED  # a deny without text gets the standard one
+
+
+async def test_content_ask_survives_bypass_and_allow_rules() -> None:
+    result = await decide(
+        Shell(ALLOW), "git push origin", ask=("Bash(git push:*)",), allow=("Bash",), mode="bypass"
+    )
+    assert result == ASK
+
+
+async def test_bypass_allows_what_no_deny_or_ask_stops() -> None:
+    assert await decide(Shell(), "anything", mode="bypass") == ALLOW
+    assert await decide(Shell(PermissionResult.ask()), "anything", mode="bypass") == ALLOW
+    assert await decide(Shell(), "rm x", deny=("Bash(rm:*)",), mode="bypass") == DENIED
+
+
+async def test_allow_rules() -> None:
+    npm = ("Bash(npm run test:*)",)
+    assert await decide(Shell(), "ls", allow=("Bash",)) == ALLOW
+    assert await decide(Shell(), "npm run test -- --watch", allow=npm) == ALLOW
+    assert await decide(Shell(), "npm run test && rm -rf /", allow=npm) == ASK
+    assert await decide(Shell(), 'git commit -m "a && b"', allow=("Bash(git commit:*)",)) == ALLOW
+
+
+async def test_allowed_input_replaced_by_the_tools_check_is_kept() -> None:
+    replaced = PermissionResult.allow({"command": "ls -1"})
+    assert await decide(Shell(replaced), "ls") == replaced
+    assert await decide(Shell(replaced), "ls", mode="bypass") == replaced
+    assert await decide(Shell(replaced), "ls", allow=("Bash",)) == replaced
+
+
+async def test_hook_allow_never_overrides_deny_or_ask_rules_nor_the_tools_deny() -> None:
+    assert await decide(Shell(), "ls", deny=("Bash",), hook="allow") == DENIED
+    assert await decide(Shell(), "rm x", deny=("Bash(rm:*)",), hook="allow") == DENIED
+    assert await decide(Shell(), "ls", ask=("Bash",), hook="allow") == ASK
+    assert await decide(Shell(), "git push", ask=("Bash(git push:*)",), hook="allow") == ASK
+    own_deny = PermissionResult.deny("tool says no")
+    assert await decide(Shell(own_deny), "ls", hook="allow") == own_deny
+
+
+async def test_hook_allow_overrides_passthrough_and_the_tools_ask() -> None:
+    assert await decide(Shell(), "ls", hook="allow") == ALLOW
+    assert await decide(Shell(PermissionResult.ask()), "ls", hook="allow") == ALLOW
+
+
+async def test_hook_ask_asks_even_when_rules_allow() -> None:
+    assert await decide(Shell(ALLOW), "ls", allow=("Bash",), hook="ask") == ASK
+    assert await decide(Shell(ALLOW), "ls", mode="bypass", hook="ask") == ASK
+    # ... but a deny rule still wins over it.
+    assert await decide(Shell(ALLOW), "ls", deny=("Bash",), hook="ask") == DENIED
+
+
+async def test_a_known_answer_replaces_the_tools_check() -> None:
+    tool = Shell(ALLOW)
+    result = await decide(tool, "ls", tool_check=PermissionResult.deny("speculative"))
+    assert result == PermissionResult.deny("speculative")
+    assert tool.checked == []
+
+
+async def test_rules_naming_a_deprecated_alias_apply() -> None:
+    tool = Shell(ALLOW, name="Shell", aliases=("Bash",))
+    assert await decide(tool, "ls", deny=("Bash",)) == PermissionResult.deny(
+        permission_denied_message("Shell")
+    )
+    assert await decide(tool, "rm x", deny=("Bash(rm:*)",)) == PermissionResult.deny(
+        permission_denied_message("Shell")
+    )
+
+
+async def test_other_tools_rules_do_not_apply() -> None:
+    assert await decide(Shell(ALLOW), "ls", deny=("Read", "Bash2", "Bas")) == ALLOW
+
+
+def test_permission_context_rules() -> None:
+    perms = PermissionContext(
+        allow=["Bash(ls:*)", PermissionRule("Read")],
+        deny=["Bash(rm:*)", "Bash(rm:*)", "Bash(curl:*)"],
+    )
+    assert perms.rule_contents("Bash", "deny") == ("rm:*", "curl:*")
+    assert perms.rule_contents("Bash", "ask") == ()
+    assert perms.rules_for(Shell(), "allow") == (False, ("ls:*",))
+    assert perms.with_mode("bypass").mode == "bypass"
+    assert perms.with_mode("bypass").allow == perms.allow
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"allow": ["Bash(ls"]}, ValueError),
+        ({"mode": "acceptEdits"}, ValueError),
+        ({"deny": "Bash"}, TypeError),
+    ],
+)
+def test_permission_context_rejects_bad_values(kwargs: dict[str, Any], error: type) -> None:
+    with pytest.raises(error):
+        PermissionContext(**kwargs)
