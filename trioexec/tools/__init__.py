@@ -1,0 +1,79 @@
+"""The standard tools: Read, Write, Edit, Glob, Grep and Bash.
+
+``default_tools(root)`` gives one of each; ``root`` (optional) is the
+workspace root the file tools refuse to leave.  It does not sandbox Bash.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._base import FileToolError as FileToolError
+from ._base import PathTool as PathTool
+from ._bash import BashInput as BashInput
+from ._bash import BashProgress as BashProgress
+from ._bash import BashTool as BashTool
+from ._bash import ShellError as ShellError
+from ._bash import ShellSpawnError as ShellSpawnError
+from ._bash import ShellTimeoutError as ShellTimeoutError
+from ._bash_classifier import is_read_only_command as is_read_only_command
+from ._bash_classifier import split_command as split_command
+from ._edit import EditInput as EditInput
+from ._edit import EditTool as EditTool
+from ._glob import GlobInput as GlobInput
+from ._glob import GlobTool as GlobTool
+from ._grep import GrepInput as GrepInput
+from ._grep import GrepTool as GrepTool
+from ._paths import OutsideRootError as OutsideRootError
+from ._process import ProcessResult as ProcessResult
+from ._process import live_group_members as live_group_members
+from ._process import run_process_group as run_process_group
+from ._read import ReadInput as ReadInput
+from ._read import ReadTool as ReadTool
+from ._write import WriteInput as WriteInput
+from ._write import WriteTool as WriteTool
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .._tool import Tool
+
+__all__ = [
+    "BashInput",
+    "BashProgress",
+    "BashTool",
+    "EditInput",
+    "EditTool",
+    "FileToolError",
+    "GlobInput",
+    "GlobTool",
+    "GrepInput",
+    "GrepTool",
+    "OutsideRootError",
+    "PathTool",
+    "ProcessResult",
+    "ReadInput",
+    "ReadTool",
+    "ShellError",
+    "ShellSpawnError",
+    "ShellTimeoutError",
+    "WriteInput",
+    "WriteTool",
+    "default_tools",
+    "is_read_only_command",
+    "live_group_members",
+    "run_process_group",
+    "split_command",
+]
+
+
+def default_tools(root: Path | str | None = None) -> list[Tool[Any]]:
+    """One instance of each standard tool; file tools confined to ``root`` when given."""
+    return [
+        ReadTool(root),
+        WriteTool(root),
+        EditTool(root),
+        GlobTool(root),
+        GrepTool(root),
+        BashTool(),
+    ]

@@ -1,0 +1,222 @@
+"""The ``Bash`` tool: run a shell command in its own process group.
+
+Its cancellation story is the point of this module: the command runs in a
+new process group, and whether it ends normally, times out or is cancelled
+(a sibling error, an abort), the whole group is terminated (SIGTERM, a short
+grace, SIGKILL) before the call returns or ``Cancelled`` propagates.  Output
+is streamed as progress while the command runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
+from ._bash_classifier import is_read_only_command, stays_in_working_directory
+from ._process import DEFAULT_KILL_GRACE, Stream, run_process_group
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "BashInput",
+    "BashProgress",
+    "BashTool",
+    "ShellError",
+    "ShellSpawnError",
+    "ShellTimeoutError",
+]
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+MAX_OUTPUT_BYTES = 1_048_576
+
+
+@attrs.frozen
+class BashInput:
+    """Input of ``Bash``."""
+
+    command: str = attrs.field(metadata={"description": "The command to execute"})
+    timeout: int | None = attrs.field(
+        default=None,
+        metadata={
+            "description": f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS}, "
+            f"default {DEFAULT_TIMEOUT_MS})"
+        },
+    )
+    description: str | None = attrs.field(
+        default=None,
+        metadata={"description": "A short description of what the command does"},
+    )
+
+
+@attrs.frozen
+class BashProgress:
+    """Progress of a running ``Bash`` call.
+
+    The first update has ``stream=None`` and announces the process (its pid is
+    also its process-group id); each later one carries a chunk of output as it
+    arrived.  ``total_bytes`` counts stdout and stderr bytes so far.
+    """
+
+    pid: int
+    stream: Stream | None
+    text: str
+    total_bytes: int
+
+
+class ShellError(Exception):
+    """The command exited with a non-zero code.
+
+    ``str()`` is the model-facing text: ``Exit code N``, then the note (if
+    any), stderr and stdout, each on its own lines, empty parts left out.
+    """
+
+    def __init__(
+        self, exit_code: int, stdout: str, stderr: str, *, note: str | None = None
+    ) -> None:
+        self.exit_code = exit_code
+        self.stdout = stdout
+        self.stderr = stderr
+        self.note = note
+        parts = [f"Exit code {exit_code}", note, stderr.rstrip(), stdout.rstrip()]
+        super().__init__("\n".join(p for p in parts if p))
+
+
+class ShellTimeoutError(ShellError):
+    """The command ran past its timeout; its process group was terminated."""
+
+
+class ShellSpawnError(Exception):
+    """The shell could not be started (a missing working directory, for example)."""
+
+
+class BashTool(Tool[BashInput]):
+    """Run a shell command.
+
+    * Concurrency-safe only when :func:`is_read_only_command` says so.
+    * ``interrupt_behavior = "block"``: a user interrupt lets it finish;
+      only an abort or a sibling error cancels it.
+    * ``cancels_siblings_on_error = True``: a failure (for example a non-zero
+      exit) cancels the other calls of its run (shell commands often depend on
+      each other).
+    * A non-zero exit raises :class:`ShellError`, a timeout
+      :class:`ShellTimeoutError`; both read ``Exit code N`` first.
+
+    Args:
+        shell: the shell to run commands with (default: ``bash``, else ``sh``).
+        env: the environment of the commands (default: inherited).
+        kill_grace: seconds between SIGTERM and SIGKILL when ending the group.
+        max_output_bytes: per stream, output beyond this is cut in the middle.
+    """
+
+    name = "Bash"
+    description = (
+        "Executes a shell command in the working directory, with an optional timeout "
+        f"(default {DEFAULT_TIMEOUT_MS // 1000} s, max {MAX_TIMEOUT_MS // 1000} s). "
+        "Returns stdout and stderr; a non-zero exit code is an error. Background "
+        "processes do not outlive the command."
+    )
+    input_type = BashInput
+    interrupt_behavior: InterruptBehavior = "block"
+    cancels_siblings_on_error = True
+    max_result_size_chars = 30_000
+
+    def __init__(
+        self,
+        *,
+        shell: str | None = None,
+        env: Mapping[str, str] | None = None,
+        kill_grace: float = DEFAULT_KILL_GRACE,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
+    ) -> None:
+        self.shell = shell or shutil.which("bash") or "/bin/sh"
+        self.env = dict(env) if env is not None else None
+        self.kill_grace = kill_grace
+        self.max_output_bytes = max_output_bytes
+
+    def is_concurrency_safe(self, input: BashInput) -> bool:  # noqa: A002
+        return is_read_only_command(input.command)
+
+    async def validate_input(self, input: BashInput, ctx: CallContext) -> str | None:  # noqa: A002
+        if not input.command.strip():
+            return "command is empty"
+        if input.timeout is not None and not 0 < input.timeout <= MAX_TIMEOUT_MS:
+            return f"timeout must be between 1 and {MAX_TIMEOUT_MS} milliseconds"
+        return None
+
+    async def check_permissions(self, input: BashInput, ctx: CallContext) -> PermissionResult:  # noqa: A002
+        """Read-only commands that stay in the working directory are allowed; others pass.
+
+        "Pass" (passthrough) leaves the decision to the permission chain:
+        rules, mode, then the application (ask).
+        """
+        if is_read_only_command(input.command) and stays_in_working_directory(input.command):
+            return PermissionResult.allow()
+        return PermissionResult.passthrough()
+
+    def match_rule_content(self, content: str, input: BashInput, ctx: CallContext) -> bool:  # noqa: A002
+        """Match a ``Bash(content)`` rule (prefix ``cmd:*``, wildcard or exact)."""
+        from .._rules import match_bash_rule
+
+        return match_bash_rule(content, input.command)
+
+    async def call(self, input: BashInput, ctx: CallContext, progress: ProgressSender) -> str:  # noqa: A002
+        """Run the command and return its output (stdout, then stderr).
+
+        Cancellation: the whole process group is terminated (shielded) before
+        ``Cancelled`` propagates.
+
+        Raises:
+            ShellError: non-zero exit.
+            ShellTimeoutError: the timeout passed.
+            ShellSpawnError: the shell could not be started.
+        """
+        timeout_ms = input.timeout if input.timeout is not None else DEFAULT_TIMEOUT_MS
+        pid = 0
+
+        def started(process_id: int) -> None:
+            nonlocal pid
+            pid = process_id
+            progress(BashProgress(pid, None, "", 0))
+
+        def output(stream: Stream, text: str, total: int) -> None:
+            progress(BashProgress(pid, stream, text, total))
+
+        try:
+            result = await run_process_group(
+                [self.shell, "-c", input.command],
+                cwd=ctx.cwd,
+                env=self.env,
+                deadline=trio.current_time() + timeout_ms / 1000,
+                on_start=started,
+                on_output=output,
+                max_output_bytes=self.max_output_bytes,
+                kill_grace=self.kill_grace,
+            )
+        except OSError as exc:
+            raise ShellSpawnError(
+                f"Cannot run the command in {os.fspath(ctx.cwd)}: {exc.strerror or exc}"
+            ) from None
+        if result.timed_out:
+            raise ShellTimeoutError(
+                result.exit_code,
+                result.stdout,
+                result.stderr,
+                note=f"Command timed out after {_duration(timeout_ms)}",
+            )
+        if result.exit_code != 0:
+            raise ShellError(result.exit_code, result.stdout, result.stderr)
+        return "\n".join(p for p in (result.stdout.rstrip(), result.stderr.rstrip()) if p)
+
+
+def _duration(ms: int) -> str:
+    if ms % 1000:
+        return f"{ms} ms"
+    seconds = ms // 1000
+    return f"{seconds // 60}m {seconds % 60}s" if seconds >= 60 else f"{seconds}s"

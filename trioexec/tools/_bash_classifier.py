@@ -1,0 +1,583 @@
+"""Decide whether a shell command is read-only, and so may run beside other calls.
+
+A pure function with no trio import.  It is deliberately conservative: a
+command is read-only only when the lexer here understands every character of
+it and every subcommand is an allow-listed read-only program with harmless
+arguments.  Whatever is not understood is unsafe, so a false "unsafe" costs a
+little parallelism while a false "safe" could let a write race a read.
+
+Rules (see docs/tools.md):
+
+* the command is split on ``&&``, ``||``, ``;``, ``|`` and newlines, outside
+  quotes; a lone ``&`` (background), ``|&``, ``;;``, subshells and groups
+  (``(``, ``)``) make it unsafe;
+* any ``$`` or backtick outside single quotes (variable expansion, command,
+  arithmetic or process substitution, ``$'...'``) makes it unsafe, as does an
+  unquoted word starting with ``#`` (a comment could hide text from this lexer);
+* redirections: ``N>&M`` / ``>&N`` and output to ``/dev/null`` are allowed,
+  input from a plain file name (``< file``) is allowed; any other output
+  redirection, here-documents, here-strings and ``<>`` are unsafe;
+* each subcommand's first word must be an allow-listed command; prefix
+  assignments (``A=b cmd``) and paths (``/bin/rm``) are therefore unsafe;
+* commands with dangerous options (``find -delete``, ``sort -o``, ``sed -i``,
+  ``git -c``...) are checked option by option, and for them an unquoted glob
+  or brace expansion is unsafe (it could expand to such an option).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import attrs
+
+__all__ = ["Word", "is_read_only_command", "split_command", "stays_in_working_directory"]
+
+_WORD_END = frozenset(" \t;&|<>()\n")
+_TARGET_STOP = frozenset(" \t\n;&|<>()$`'\"\\")
+_DEV_NULL = "/dev/null"
+
+
+@attrs.frozen
+class Word:
+    """One shell word after quote removal.
+
+    ``expands`` is True when an unquoted glob (``*``, ``?``, ``[``) or brace
+    expansion (``{a,b}``, ``{1..3}``) could turn the word into other words.
+    """
+
+    text: str
+    expands: bool = False
+
+
+class _Unsafe(Exception):
+    """The lexer met something it does not model; never escapes this module."""
+
+
+def split_command(command: str) -> list[list[Word]] | None:
+    """Split ``command`` into its simple commands, or None when it is not understood.
+
+    Empty subcommands (``ls;``) are dropped.  Allowed redirections are removed
+    from the words; anything the classifier must refuse gives None.
+    """
+    lexer = _lex(command)
+    return None if lexer is None else [words for words in lexer.commands if words]
+
+
+def _lex(command: str) -> _Lexer | None:
+    lexer = _Lexer(command)
+    try:
+        lexer.run()
+    except _Unsafe:
+        return None
+    return lexer
+
+
+def is_read_only_command(command: str) -> bool:
+    """True only when every subcommand of ``command`` is known to be read-only."""
+    parts = split_command(command)
+    if not parts:
+        return False
+    return all(_subcommand_is_read_only(words) for words in parts)
+
+
+def stays_in_working_directory(command: str) -> bool:
+    """A heuristic: no word of ``command`` names a path outside the working directory.
+
+    True when the command can be split and no argument (nor ``< file``
+    target) is absolute, starts with ``~``, contains a ``..`` component or
+    could glob one (``.*``), and no option carries a path (``-f/etc/x``,
+    ``--file=/x``).  A ``cd`` must name one such relative directory (a bare
+    ``cd`` goes home).  Used to let read-only commands run without asking.
+    """
+    lexer = _lex(command)
+    if lexer is None:
+        return False
+    for words in lexer.commands:
+        if words and words[0].text == "cd" and (len(words) != 2 or words[1].text[:1] == "-"):
+            return False
+    arguments = [w.text for words in lexer.commands for w in words[1:]]
+    return all(_relative_word(text) for text in [*arguments, *lexer.inputs])
+
+
+_DOT_GLOB = re.compile(r"(?:^|/)\.[*?\[]")
+_HOME = re.compile(r"(?:^|[=:])~")
+
+
+def _relative_word(text: str) -> bool:
+    if _HOME.search(text) or _DOT_GLOB.search(text):
+        return False
+    if text.startswith("-"):
+        return "/" not in text and ".." not in re.split(r"[=:,]", text)
+    return not text.startswith("/") and ".." not in text.split("/")
+
+
+class _Lexer:
+    """A small POSIX-shell word splitter that refuses everything it does not model."""
+
+    def __init__(self, text: str) -> None:
+        self.s = text
+        self.i = 0
+        self.commands: list[list[Word]] = [[]]
+        self.chars: list[str] | None = None  # the current word, None between words
+        self.unquoted = ""  # unquoted characters of the current word
+        self.inputs: list[str] = []  # targets of ``< file`` redirections
+
+    def run(self) -> None:
+        s = self.s
+        while self.i < len(s):
+            c = s[self.i]
+            if c in " \t":
+                self.end_word()
+                self.i += 1
+            elif c == "\\":
+                self.backslash()
+            elif c == "'":
+                self.single_quoted()
+            elif c == '"':
+                self.double_quoted()
+            elif c in "$`()" or (c == "#" and self.chars is None):
+                raise _Unsafe
+            elif c in ";\n":
+                if s.startswith(";;", self.i):
+                    raise _Unsafe
+                self.separator(1)
+            elif c == "&":
+                if s.startswith("&&", self.i):
+                    self.separator(2)
+                elif s.startswith("&>", self.i):
+                    self.end_word()
+                    self.i += 3 if s.startswith("&>>", self.i) else 2
+                    self.output_target()
+                else:
+                    raise _Unsafe
+            elif c == "|":
+                if s.startswith("||", self.i):
+                    self.separator(2)
+                elif s.startswith("|&", self.i):
+                    raise _Unsafe
+                else:
+                    self.separator(1)
+            elif c == ">":
+                self.output_redirect()
+            elif c == "<":
+                self.input_redirect()
+            else:
+                self.add(c, quoted=False)
+                self.i += 1
+        self.end_word()
+
+    # words
+    def add(self, text: str, *, quoted: bool) -> None:
+        if self.chars is None:
+            self.chars = []
+            self.unquoted = ""
+        self.chars.append(text)
+        if not quoted:
+            self.unquoted += text
+
+    def end_word(self) -> None:
+        if self.chars is None:
+            return
+        u = self.unquoted
+        expands = (
+            "*" in u
+            or "?" in u
+            or ("[" in u and "]" in u[u.index("[") + 1 :])
+            or ("{" in u and ("," in u or ".." in u))
+        )
+        self.commands[-1].append(Word("".join(self.chars), expands))
+        self.chars = None
+        self.unquoted = ""
+
+    def separator(self, width: int) -> None:
+        self.end_word()
+        self.commands.append([])
+        self.i += width
+
+    def backslash(self) -> None:
+        s, i = self.s, self.i
+        if i + 1 >= len(s):
+            raise _Unsafe
+        if s[i + 1] == "\n":  # line continuation
+            self.i += 2
+            return
+        self.add(s[i + 1], quoted=True)
+        self.i += 2
+
+    def single_quoted(self) -> None:
+        end = self.s.find("'", self.i + 1)
+        if end < 0:
+            raise _Unsafe
+        self.add(self.s[self.i + 1 : end], quoted=True)
+        self.i = end + 1
+
+    def double_quoted(self) -> None:
+        s = self.s
+        i = self.i + 1
+        out: list[str] = []
+        while True:
+            if i >= len(s):
+                raise _Unsafe
+            c = s[i]
+            if c == '"':
+                break
+            if c in "$`":
+                raise _Unsafe
+            if c == "\\" and i + 1 < len(s) and s[i + 1] in '$`"\\\n':
+                if s[i + 1] != "\n":
+                    out.append(s[i + 1])
+                i += 2
+                continue
+            out.append(c)
+            i += 1
+        self.add("".join(out), quoted=True)
+        self.i = i + 1
+
+    # redirections
+    def take_fd_prefix(self) -> None:
+        """A word of digits right before ``>``/``<`` is a file descriptor, not an argument."""
+        word = self.chars
+        if word is not None and self.unquoted.isdigit() and self.unquoted == "".join(word):
+            self.chars = None
+            self.unquoted = ""
+            return
+        self.end_word()
+
+    def output_redirect(self) -> None:
+        self.take_fd_prefix()
+        s = self.s
+        self.i += 1
+        if self.i < len(s) and s[self.i] in ">|":
+            self.i += 1
+        if self.i < len(s) and s[self.i] == "&":
+            self.i += 1
+            self.fd_target()
+            return
+        self.output_target()
+
+    def input_redirect(self) -> None:
+        self.take_fd_prefix()
+        s = self.s
+        self.i += 1
+        if self.i < len(s) and s[self.i] in "<>(":
+            raise _Unsafe  # here-doc / here-string, read-write open, process substitution
+        if self.i < len(s) and s[self.i] == "&":
+            self.i += 1
+            self.fd_target()
+            return
+        target = self.plain_target()
+        if any(ch in target for ch in "*?[{~"):
+            raise _Unsafe
+        self.inputs.append(target)
+
+    def fd_target(self) -> None:
+        s = self.s
+        start = self.i
+        while self.i < len(s) and s[self.i].isdigit():
+            self.i += 1
+        if self.i == start and self.i < len(s) and s[self.i] == "-":
+            self.i += 1
+        if self.i == start or (self.i < len(s) and s[self.i] not in _WORD_END):
+            raise _Unsafe
+
+    def output_target(self) -> None:
+        if self.plain_target() != _DEV_NULL:
+            raise _Unsafe
+
+    def plain_target(self) -> str:
+        s = self.s
+        while self.i < len(s) and s[self.i] in " \t":
+            self.i += 1
+        start = self.i
+        while self.i < len(s) and s[self.i] not in _TARGET_STOP:
+            self.i += 1
+        target = s[start : self.i]
+        if not target or (self.i < len(s) and s[self.i] in "$`'\"\\"):
+            raise _Unsafe
+        return target
+
+
+# Per-command rules -----------------------------------------------------------
+
+ArgCheck = Callable[[Sequence[Word]], bool]
+
+
+def _any_args(args: Sequence[Word]) -> bool:
+    return True
+
+
+def _forbid(
+    *, exact: Sequence[str] = (), prefixes: Sequence[str] = (), short: str = ""
+) -> ArgCheck:
+    """Refuse options: ``exact`` words, ``prefixes`` (``--opt=``), letters of ``-abc`` clusters."""
+
+    def check(args: Sequence[Word]) -> bool:
+        for word in args:
+            arg = word.text
+            if word.expands or arg in exact or arg.startswith(tuple(prefixes)):
+                return False
+            if short and _is_short_cluster(arg) and any(ch in short for ch in arg[1:]):
+                return False
+        return True
+
+    return check
+
+
+def _is_short_cluster(arg: str) -> bool:
+    return len(arg) > 1 and arg[0] == "-" and arg[1] != "-"
+
+
+def _max_operands(limit: int, *, valued: Sequence[str], forbidden: Sequence[str]) -> ArgCheck:
+    """At most ``limit`` operands: ``uniq in out`` and ``xxd in out`` write ``out``."""
+
+    def check(args: Sequence[Word]) -> bool:
+        count = 0
+        skip = False
+        for word in args:
+            arg = word.text
+            if word.expands or arg in forbidden:
+                return False
+            if skip:
+                skip = False
+            elif arg.startswith("-") and arg != "-":
+                skip = arg in valued
+            else:
+                count += 1
+        return count <= limit
+
+    return check
+
+
+_DATE_VALUED = frozenset({"-d", "--date", "-r", "--reference", "-f", "--file"})
+
+
+def _date(args: Sequence[Word]) -> bool:
+    """``date`` showing a time; never ``-s`` / ``--set`` or BSD's ``date MMDDhhmm``."""
+    skip = False
+    for word in args:
+        arg = word.text
+        if word.expands or arg == "--set" or arg.startswith("--set="):
+            return False
+        if skip:
+            skip = False
+        elif _is_short_cluster(arg):
+            if "s" in arg[1:]:
+                return False
+            skip = arg in _DATE_VALUED
+        elif arg.startswith("--"):
+            skip = arg in _DATE_VALUED
+        elif not arg.startswith("+"):
+            return False
+    return True
+
+
+_SED_OPTIONS = frozenset(
+    {"-n", "--quiet", "--silent", "-E", "-r", "--regexp-extended", "-u", "--unbuffered",
+     "-z", "--null-data", "--posix", "-s", "--separate"}
+)  # fmt: skip
+_SED_ADDRESS = r"(?:(?:\d+|\$)(?:\s*,\s*(?:\d+|\$))?)?"
+_SED_SUBST = r"s(?P<d>[^\\\s])(?:\\.|(?!(?P=d)).)*(?P=d)(?:\\.|(?!(?P=d)).)*(?P=d)[gpiI0-9]*"
+_SED_SCRIPT = re.compile(
+    rf"(?:\s*{_SED_ADDRESS}\s*(?:[pdq=]|{_SED_SUBST})\s*(?:[;\n]|\Z))+", re.DOTALL
+)
+"""Line-range printing/deleting/quitting and ``s///`` with flags g, p, i, I or a number
+(never ``w`` or ``e``), separated by ``;`` or newlines."""
+
+
+def _sed(args: Sequence[Word]) -> bool:
+    """``sed`` printing line ranges or substituting to stdout; never ``-i``, ``w`` or ``e``."""
+    scripts: list[str] = []
+    expect_script = False
+    have_e = False
+    operands: list[str] = []
+    for word in args:
+        if word.expands:
+            return False
+        arg = word.text
+        if expect_script:
+            scripts.append(arg)
+            expect_script = False
+        elif arg in ("-e", "--expression"):
+            expect_script = have_e = True
+        elif arg.startswith("--expression="):
+            scripts.append(arg.partition("=")[2])
+            have_e = True
+        elif arg.startswith("-") and arg != "-":
+            if arg not in _SED_OPTIONS:
+                return False  # -i, --in-place, -f, unknown options
+        else:
+            operands.append(arg)
+    if expect_script:
+        return False
+    if not have_e:
+        if not operands:
+            return False
+        scripts.append(operands[0])
+    return all(_SED_SCRIPT.fullmatch(script) for script in scripts)
+
+
+_GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--no-replace-objects"})
+_GIT_FORBIDDEN = ("--output", "--ext-diff", "--open-files-in-pager", "-O", "--exec")
+_LISTING_FLAGS = ("-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
+                  "--points-at")  # fmt: skip
+
+
+def _git_no_forbidden(args: Sequence[Word]) -> bool:
+    for word in args:
+        arg = word.text
+        if word.expands:
+            return False
+        if any(arg == opt or arg.startswith(f"{opt}=") for opt in _GIT_FORBIDDEN):
+            return False
+        if arg.startswith("-O") and not arg.startswith("--"):
+            return False
+    return True
+
+
+def _git_listing(write_flags: Sequence[str], write_short: str) -> ArgCheck:
+    """``git branch`` / ``git tag``: read-only when listing, never when naming a new ref."""
+
+    def check(args: Sequence[Word]) -> bool:
+        listing = any(w.text in _LISTING_FLAGS or w.text.startswith("--list") for w in args)
+        for word in args:
+            arg = word.text
+            if arg in write_flags or any(arg.startswith(f"{flag}=") for flag in write_flags):
+                return False
+            if _is_short_cluster(arg) and any(ch in write_short for ch in arg[1:]):
+                return False
+            if not arg.startswith("-") and not listing:
+                return False
+        return True
+
+    return check
+
+
+def _git_subcommand_words(*allowed: str) -> ArgCheck:
+    """The first operand must be one of ``allowed`` (empty means none at all is also fine)."""
+
+    def check(args: Sequence[Word]) -> bool:
+        operands = [w.text for w in args if not w.text.startswith("-")]
+        if not operands:
+            return "" in allowed
+        return operands[0] in allowed
+
+    return check
+
+
+def _git_config(args: Sequence[Word]) -> bool:
+    reads = {"--get", "--get-all", "--get-regexp", "-l", "--list", "--get-urlmatch"}
+    harmless = {"--global", "--local", "--system", "--show-origin", "--show-scope",
+                "--name-only", "-z", "--null", "--includes", "--no-includes"}  # fmt: skip
+    flags = {w.text for w in args if w.text.startswith("-")}
+    return bool(flags & reads) and flags <= reads | harmless
+
+
+_BRANCH_WRITES = ("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f",
+                  "--force", "-u", "--set-upstream-to", "--unset-upstream", "--edit-description",
+                  "--track", "--no-track", "-t")  # fmt: skip
+_TAG_WRITES = ("-d", "--delete", "-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-f",
+               "--force", "-m", "--message", "-F", "--file", "-e", "--edit")  # fmt: skip
+
+_GIT_SUBCOMMANDS: dict[str, ArgCheck] = {
+    "status": _any_args,
+    "log": _any_args,
+    "diff": _any_args,
+    "show": _any_args,
+    "blame": _any_args,
+    "annotate": _any_args,
+    "shortlog": _any_args,
+    "describe": _any_args,
+    "rev-parse": _any_args,
+    "rev-list": _any_args,
+    "ls-files": _any_args,
+    "ls-tree": _any_args,
+    "cat-file": _any_args,
+    "show-ref": _any_args,
+    "merge-base": _any_args,
+    "grep": _any_args,
+    "whatchanged": _any_args,
+    "name-rev": _any_args,
+    "count-objects": _any_args,
+    "branch": _git_listing(_BRANCH_WRITES, "dDmMcCfut"),
+    "tag": _git_listing(_TAG_WRITES, "dasufmFe"),
+    "remote": lambda args: (
+        all(w.text in ("-v", "--verbose") for w in args)
+        or (bool(args) and args[0].text in ("get-url", "show"))
+    ),
+    "stash": _git_subcommand_words("list", "show"),
+    "reflog": _git_subcommand_words("", "show"),
+    "worktree": _git_subcommand_words("list"),
+    "config": _git_config,
+}
+
+
+def _git(args: Sequence[Word]) -> bool:
+    i = 0
+    while i < len(args):
+        arg = args[i].text
+        if args[i].expands:
+            return False
+        if arg == "-C" and i + 1 < len(args):
+            i += 2
+        elif arg in _GIT_GLOBAL_FLAGS:
+            i += 1
+        elif arg.startswith("-"):
+            return False  # -c key=value, --exec-path, --git-dir... can run configured programs
+        else:
+            break
+    if i >= len(args):
+        return False
+    check = _GIT_SUBCOMMANDS.get(args[i].text)
+    rest = args[i + 1 :]
+    return check is not None and _git_no_forbidden(rest) and check(rest)
+
+
+_FIND_ACTIONS = ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0",
+                 "-fprintf", "-fls")  # fmt: skip
+
+
+def _find(args: Sequence[Word]) -> bool:
+    return all(not w.expands and w.text not in _FIND_ACTIONS for w in args)
+
+
+_PLAIN_COMMANDS = (
+    "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo", "printf",
+    "true", "false", "which", "whoami", "id", "uname", "basename", "dirname", "realpath",
+    "readlink", "stat", "du", "df", "diff", "cmp", "comm", "cut", "tr", "nl", "od",
+    "hexdump", "strings", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum",
+    "column", "fold", "rev", "tac", "paste", "expand", "unexpand", "jq",
+    "test", "[", "seq", "sleep", "cd", "nproc", "uptime", "ps", "groups", "locale",
+    "type", "look", "fmt", "numfmt", "join",
+)  # fmt: skip
+"""Commands with no option that writes a file or runs a program: any arguments, globs too."""
+
+_COMMANDS: dict[str, ArgCheck] = {
+    **dict.fromkeys(_PLAIN_COMMANDS, _any_args),
+    "find": _find,
+    "sort": _forbid(
+        exact=("-o", "--output", "--compress-program"),
+        prefixes=("--output=", "--compress-program="),
+        short="o",
+    ),
+    "uniq": _max_operands(1, valued=("-f", "-s", "-w"), forbidden=()),
+    "xxd": _max_operands(
+        1,
+        valued=("-c", "-g", "-l", "-o", "-s", "-n", "-cols", "-len", "-seek"),
+        forbidden=("-r", "-revert"),
+    ),
+    "rg": _forbid(exact=("--pre",), prefixes=("--pre=",)),
+    "tree": _forbid(exact=("-o", "-R"), short="oR"),
+    "file": _forbid(exact=("-C", "--compile"), short="C"),
+    "date": _date,
+    "sed": _sed,
+    "git": _git,
+}
+
+
+def _subcommand_is_read_only(words: Sequence[Word]) -> bool:
+    head = words[0]
+    if head.expands:
+        return False
+    check = _COMMANDS.get(head.text)
+    return check is not None and check(words[1:])

@@ -1,0 +1,184 @@
+"""The ``Edit`` tool: exact string replacement in a file."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from ._base import FileToolError, PathTool, looks_binary, open_regular, write_atomic
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .._tool import CallContext, ProgressSender
+
+__all__ = ["EditInput", "EditTool", "apply_edit"]
+
+NO_CHANGE = "No changes to make: old_string and new_string are exactly the same."
+
+
+@attrs.frozen
+class EditInput:
+    """Input of ``Edit``."""
+
+    file_path: str = attrs.field(
+        metadata={"description": "The path of the file to modify (relative: to the working dir)"}
+    )
+    old_string: str = attrs.field(metadata={"description": "The exact text to replace"})
+    new_string: str = attrs.field(
+        metadata={"description": "The text to replace it with (must differ from old_string)"}
+    )
+    replace_all: bool = attrs.field(
+        default=False,
+        metadata={"description": "Replace every occurrence of old_string (default false)"},
+    )
+
+
+@attrs.frozen
+class EditOutcome:
+    """The new text of a file and how many occurrences were replaced (0: a new file)."""
+
+    text: str
+    replaced: int
+
+
+def apply_edit(
+    text: str | None, old: str, new: str, *, replace_all: bool, shown: str
+) -> EditOutcome:
+    """Replace ``old`` by ``new`` in ``text`` (None: the file does not exist).
+
+    ``old`` must occur exactly once unless ``replace_all``.  An empty ``old``
+    creates a file that does not exist (or fills an empty one).  When the file
+    uses CRLF line ends and ``old`` (written with LF) is only found with CRLF,
+    both strings are converted, so the file keeps its line ends.
+
+    Raises:
+        FileToolError: the edit cannot be applied; the message says why.
+    """
+    if old == new:
+        raise FileToolError(NO_CHANGE)
+    if text is None:
+        if old == "":
+            return EditOutcome(new, 0)
+        raise FileToolError(f"File does not exist: {shown}")
+    if old == "":
+        if text.strip() == "":
+            return EditOutcome(new, 0)
+        raise FileToolError("Cannot create new file - file already exists.")
+    count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old:
+        crlf_old = _crlf(old)
+        count = text.count(crlf_old)
+        if count:
+            old, new = crlf_old, _crlf(new)
+    if count == 0:
+        raise FileToolError(f"String to replace not found in file.\nString: {old}")
+    if count > 1 and not replace_all:
+        raise FileToolError(
+            f"Found {count} matches of the string to replace, but replace_all is false. "
+            "To replace all occurrences, set replace_all to true. To replace only one "
+            "occurrence, please provide more context to uniquely identify the instance.\n"
+            f"String: {old}"
+        )
+    return EditOutcome(text.replace(old, new, -1 if replace_all else 1), count)
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+class EditTool(PathTool[EditInput]):
+    """Replace an exact string in a file.
+
+    Not concurrency-safe; ``interrupt_behavior`` is ``"block"``.  Reading,
+    replacing and the atomic write happen in one worker thread that is never
+    abandoned, so a cancelled Edit leaves the file either untouched or fully
+    edited.
+    """
+
+    name = "Edit"
+    description = (
+        "Performs an exact string replacement in a file. old_string must match the file "
+        "exactly (whitespace included) and be unique unless replace_all is true. An empty "
+        "old_string creates a new file with new_string as its content."
+    )
+    input_type = EditInput
+    interrupt_behavior = "block"
+    read_only = False
+
+    def input_path(self, input: EditInput) -> str:  # noqa: A002
+        return input.file_path
+
+    async def validate_input(self, input: EditInput, ctx: CallContext) -> str | None:  # noqa: A002
+        try:
+            path = await self.resolve(input.file_path, ctx)
+            text = await trio.to_thread.run_sync(_load, path, input.file_path)
+            apply_edit(
+                text,
+                input.old_string,
+                input.new_string,
+                replace_all=input.replace_all,
+                shown=input.file_path,
+            )
+        except FileToolError as exc:
+            return str(exc)
+        return None
+
+    async def call(
+        self,
+        input: EditInput,  # noqa: A002
+        ctx: CallContext,
+        progress: ProgressSender,
+    ) -> str:
+        """Apply the edit.
+
+        Raises:
+            FileToolError: the file changed since validation so that the edit
+                no longer applies, or the write failed.
+        """
+        path = await self.resolve(input.file_path, ctx)
+        outcome = await trio.to_thread.run_sync(functools.partial(_edit, path, input))
+        if outcome.replaced == 0:
+            return f"File created successfully at: {input.file_path}"
+        if outcome.replaced > 1:
+            return (
+                f"The file {input.file_path} has been updated. "
+                f"All {outcome.replaced} occurrences were replaced."
+            )
+        return f"The file {input.file_path} has been updated successfully."
+
+
+def _load(path: Path, shown: str) -> str | None:
+    """The file's text, or None when it does not exist."""
+    try:
+        file = open_regular(path, shown)
+    except FileToolError:
+        if not path.exists() and not path.is_symlink():
+            return None
+        raise
+    with file:
+        data = file.read()
+    if looks_binary(data[:8192]):
+        raise FileToolError(f"{shown} is a binary file; Edit changes text files only.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FileToolError(
+            f"{shown} is not valid UTF-8 text; Edit cannot change it safely."
+        ) from None
+
+
+def _edit(path: Path, input: EditInput) -> EditOutcome:  # noqa: A002
+    text = _load(path, input.file_path)
+    outcome = apply_edit(
+        text,
+        input.old_string,
+        input.new_string,
+        replace_all=input.replace_all,
+        shown=input.file_path,
+    )
+    write_atomic(path, outcome.text.encode("utf-8"), input.file_path)
+    return outcome

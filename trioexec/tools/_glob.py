@@ -1,0 +1,163 @@
+"""The ``Glob`` tool: find files by name pattern, newest first."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from ._base import FileToolError, PathTool
+from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic, walk_files
+from ._paths import OutsideRootError, display_path, resolve_sync
+
+if TYPE_CHECKING:
+    from .._tool import CallContext, ProgressSender
+
+__all__ = ["GlobInput", "GlobTool"]
+
+MAX_RESULTS = 100
+TRUNCATED_NOTE = "(Results are truncated. Consider using a more specific path or pattern.)"
+NO_FILES = "No files found"
+
+
+@attrs.frozen
+class GlobInput:
+    """Input of ``Glob``."""
+
+    pattern: str = attrs.field(
+        metadata={"description": 'The glob pattern to match files against, e.g. "**/*.py"'}
+    )
+    path: str | None = attrs.field(
+        default=None,
+        metadata={"description": "The directory to search in (default: the working directory)"},
+    )
+
+
+@attrs.frozen
+class _Search:
+    """One brace alternative: a resolved base directory and the glob below it."""
+
+    base: Path
+    regex: re.Pattern[str]
+    max_depth: int | None
+
+
+class GlobTool(PathTool[GlobInput]):
+    """Find files whose path (relative to ``path``) matches a glob.
+
+    Concurrency-safe; an interrupt cancels it.  The walk runs in a worker
+    thread that checks for cancellation every few hundred entries.
+    """
+
+    name = "Glob"
+    description = (
+        "Fast file pattern matching. Supports globs like **/*.js or src/**/*.{ts,tsx}. "
+        f"Returns matching file paths sorted by modification time, newest first, at most "
+        f"{MAX_RESULTS}."
+    )
+    input_type = GlobInput
+
+    def is_concurrency_safe(self, input: GlobInput) -> bool:  # noqa: A002
+        return True
+
+    def input_path(self, input: GlobInput) -> str | None:  # noqa: A002
+        return input.path
+
+    async def validate_input(self, input: GlobInput, ctx: CallContext) -> str | None:  # noqa: A002
+        try:
+            await self._plan(input, ctx)
+        except FileToolError as exc:
+            return str(exc)
+        return None
+
+    async def call(
+        self,
+        input: GlobInput,  # noqa: A002
+        ctx: CallContext,
+        progress: ProgressSender,
+    ) -> str:
+        """List the matching files.
+
+        Raises:
+            FileToolError: the directory or the pattern is unusable.
+        """
+        searches, cwd = await self._plan(input, ctx)
+        return await trio.to_thread.run_sync(functools.partial(_run, searches, cwd))
+
+    async def _plan(self, input: GlobInput, ctx: CallContext) -> tuple[list[_Search], Path]:  # noqa: A002
+        base = await self.resolve(input.path, ctx)
+        return await trio.to_thread.run_sync(
+            functools.partial(_plan_sync, input, base, ctx.cwd, self.root)
+        )
+
+
+def _plan_sync(
+    input: GlobInput,  # noqa: A002
+    base: Path,
+    cwd: Path,
+    root: Path | None,
+) -> tuple[list[_Search], Path]:
+    shown = input.path if input.path is not None else str(base)
+    if not base.exists():
+        raise FileToolError(f"Directory does not exist: {shown}")
+    if not base.is_dir():
+        raise FileToolError(f"Path is not a directory: {shown}")
+    try:
+        alternatives = expand_braces(input.pattern)
+    except GlobPatternError as exc:
+        raise FileToolError(f"Invalid glob pattern {input.pattern!r}: {exc}") from None
+    searches = [_search_for(alt, base, root, input.pattern) for alt in alternatives]
+    return searches, Path(os.path.realpath(cwd))
+
+
+def _search_for(pattern: str, base: Path, root: Path | None, original: str) -> _Search:
+    """Move the pattern's literal leading directories (``/abs``, ``..``) into the base."""
+    expanded = os.path.expanduser(pattern)
+    parts = expanded.split("/")
+    literal: list[str] = []
+    if expanded.startswith("/"):
+        literal.append("/")
+        parts = parts[1:]
+    while len(parts) > 1 and not has_magic(parts[0]):
+        literal.append(parts.pop(0))
+    rest = "/".join(parts)
+    if ".." in rest.split("/"):
+        raise FileToolError(
+            f"Invalid glob pattern {original!r}: '..' may only come before the first wildcard."
+        )
+    try:
+        search_base = resolve_sync(os.path.join(*literal) if literal else ".", cwd=base, root=root)
+        compiled = compile_glob(rest)
+    except OutsideRootError as exc:
+        raise FileToolError(str(exc)) from None
+    except GlobPatternError as exc:
+        raise FileToolError(f"Invalid glob pattern {original!r}: {exc}") from None
+    components = [p for p in rest.split("/") if p not in ("", ".")]
+    depth = None if "**" in components else len(components)
+    return _Search(search_base, compiled, depth)
+
+
+def _run(searches: list[_Search], cwd: Path) -> str:
+    found: dict[str, float] = {}
+    for search in searches:
+        if not search.base.is_dir():
+            continue
+        for rel, entry in walk_files(search.base, max_depth=search.max_depth):
+            if search.regex.fullmatch(rel):
+                try:
+                    mtime = entry.stat().st_mtime
+                except OSError:
+                    continue
+                found.setdefault(display_path(Path(entry.path), cwd), mtime)
+    if not found:
+        return NO_FILES
+    ordered = sorted(found, key=lambda p: (-found[p], p))
+    lines = ordered[:MAX_RESULTS]
+    if len(ordered) > MAX_RESULTS:
+        lines.append(TRUNCATED_NOTE)
+    return "\n".join(lines)

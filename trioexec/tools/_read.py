@@ -1,0 +1,197 @@
+"""The ``Read`` tool: a text file with line numbers, or an image.
+
+Read bounds its own output (a line window, long lines cut, a character cap),
+so its ``max_result_size_chars`` is infinite: a result is never persisted to a
+file, which the model would then have to Read again, in a loop.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import math
+import os
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from .._models import ImageBlock
+from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary, open_regular
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .._tool import CallContext, ProgressSender
+
+__all__ = ["ReadInput", "ReadTool"]
+
+DEFAULT_LIMIT = 2000
+"""Lines shown when the call gives no ``limit``."""
+MAX_LINE_CHARS = 2000
+"""Longer lines are cut (minified files would otherwise flood the context)."""
+MAX_OUTPUT_CHARS = 100_000
+"""The formatted output stops at the last whole line under this many characters."""
+MAX_IMAGE_BYTES = 3_932_160
+"""3.75 MiB: its base64 form stays under the Messages API's 5 MB image limit."""
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+EMPTY_FILE_WARNING = (
+    "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
+)
+
+
+@attrs.frozen
+class ReadInput:
+    """Input of ``Read``."""
+
+    file_path: str = attrs.field(
+        metadata={"description": "The path of the file to read (relative: to the working dir)"}
+    )
+    offset: int | None = attrs.field(
+        default=None,
+        metadata={"description": "The line number to start reading from (1-based)"},
+    )
+    limit: int | None = attrs.field(
+        default=None,
+        metadata={"description": f"The number of lines to read (default {DEFAULT_LIMIT})"},
+    )
+
+
+class ReadTool(PathTool[ReadInput]):
+    """Read a text file (``cat -n`` style numbered lines) or an image.
+
+    Concurrency-safe; an interrupt cancels it.  The reading runs in a worker
+    thread that checks for cancellation every thousand lines, so a cancelled
+    Read of a huge file stops promptly.
+    """
+
+    name = "Read"
+    description = (
+        "Reads a file from the local filesystem. Text is returned with line numbers "
+        f"(cat -n format), at most {DEFAULT_LIMIT} lines from `offset`; lines longer than "
+        f"{MAX_LINE_CHARS} characters are cut. Images (png, jpg, gif, webp) are returned "
+        "as images. Use `offset` and `limit` to read a long file in parts."
+    )
+    input_type = ReadInput
+    max_result_size_chars = math.inf
+
+    def is_concurrency_safe(self, input: ReadInput) -> bool:  # noqa: A002
+        return True
+
+    def input_path(self, input: ReadInput) -> str:  # noqa: A002
+        return input.file_path
+
+    async def validate_input(self, input: ReadInput, ctx: CallContext) -> str | None:  # noqa: A002
+        if input.offset is not None and input.offset < 0:
+            return "offset must be a line number >= 1"
+        if input.limit is not None and input.limit < 1:
+            return "limit must be at least 1"
+        try:
+            path = await self.resolve(input.file_path, ctx)
+            await trio.to_thread.run_sync(_check_readable, path, input.file_path)
+        except FileToolError as exc:
+            return str(exc)
+        return None
+
+    async def call(
+        self,
+        input: ReadInput,  # noqa: A002
+        ctx: CallContext,
+        progress: ProgressSender,
+    ) -> str | tuple[ImageBlock, ...]:
+        """Read the file.
+
+        Raises:
+            FileToolError: the file vanished or changed kind since validation.
+        """
+        path = await self.resolve(input.file_path, ctx)
+        return await trio.to_thread.run_sync(
+            functools.partial(_read, path, input.file_path, input.offset, input.limit)
+        )
+
+
+def _check_readable(path: Path, shown: str) -> None:
+    with open_regular(path, shown) as file:
+        media_type = IMAGE_TYPES.get(path.suffix.lower())
+        if media_type is not None:
+            size = os.fstat(file.fileno()).st_size
+            if size > MAX_IMAGE_BYTES:
+                raise FileToolError(
+                    f"{shown} is too large to read as an image ({size} bytes; "
+                    f"the limit is {MAX_IMAGE_BYTES} bytes)."
+                )
+            return
+        if looks_binary(file.read(BINARY_SNIFF_BYTES)):
+            raise FileToolError(
+                f"{shown} is a binary file. Read shows text files and images "
+                "(png, jpg, gif, webp) only."
+            )
+
+
+def _read(
+    path: Path, shown: str, offset: int | None, limit: int | None
+) -> str | tuple[ImageBlock, ...]:
+    _check_readable(path, shown)
+    media_type = IMAGE_TYPES.get(path.suffix.lower())
+    if media_type is not None:
+        with open_regular(path, shown) as file:
+            data = file.read(MAX_IMAGE_BYTES + 1)
+        if len(data) > MAX_IMAGE_BYTES:
+            raise FileToolError(f"{shown} grew too large to read as an image.")
+        source = {"type": "base64", "media_type": media_type, "data": _b64(data)}
+        return (ImageBlock(source),)
+    return _read_text(path, shown, offset, limit)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) -> str:
+    start = max(offset or 1, 1)
+    window = limit if limit is not None else DEFAULT_LIMIT
+    out: list[str] = []
+    chars = 0
+    line_count = 0
+    cut_short = False
+    with open_regular(path, shown) as raw:
+        # Binary lines split on b"\n" only, so a lone "\r" inside a line is kept.
+        for number, raw_line in enumerate(raw, 1):
+            line_count = number
+            if number % 1000 == 0:
+                trio.from_thread.check_cancelled()
+            if number < start:
+                continue
+            if len(out) >= window:
+                cut_short = limit is None
+                break
+            body = raw_line.decode("utf-8", errors="replace").rstrip("\n").removesuffix("\r")
+            if len(body) > MAX_LINE_CHARS:
+                body = body[:MAX_LINE_CHARS] + " [line truncated]"
+            entry = f"{number:>6}\t{body}"
+            if out and chars + len(entry) + 1 > MAX_OUTPUT_CHARS:
+                cut_short = True
+                break
+            out.append(entry)
+            chars += len(entry) + 1
+    if line_count == 0:
+        return EMPTY_FILE_WARNING
+    if not out:
+        return (
+            "<system-reminder>Warning: the file exists but is shorter than the provided "
+            f"offset ({start}). The file has {line_count} lines.</system-reminder>"
+        )
+    body = "\n".join(out)
+    if cut_short:
+        last = start + len(out) - 1
+        body += (
+            f"\n\n(Showing lines {start}-{last}; the file has more. "
+            f"Use offset={last + 1} to read on.)"
+        )
+    return body

@@ -1,0 +1,84 @@
+"""The ``Write`` tool: create or overwrite a whole file."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from ._base import FileToolError, PathTool, write_atomic
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .._tool import CallContext, ProgressSender
+
+__all__ = ["WriteInput", "WriteTool"]
+
+
+@attrs.frozen
+class WriteInput:
+    """Input of ``Write``."""
+
+    file_path: str = attrs.field(
+        metadata={"description": "The path of the file to write (relative: to the working dir)"}
+    )
+    content: str = attrs.field(metadata={"description": "The content to write to the file"})
+
+
+class WriteTool(PathTool[WriteInput]):
+    """Write a file, creating parent directories.
+
+    Not concurrency-safe; ``interrupt_behavior`` is ``"block"``.  The write runs
+    in a worker thread that is never abandoned, and an existing file is
+    replaced atomically: after a cancellation the file holds either its old or
+    its new content, never a mix.
+    """
+
+    name = "Write"
+    description = (
+        "Writes a file to the local filesystem, replacing it if it exists and creating "
+        "missing parent directories. Prefer Edit for changing part of an existing file."
+    )
+    input_type = WriteInput
+    interrupt_behavior = "block"
+    read_only = False
+
+    def input_path(self, input: WriteInput) -> str:  # noqa: A002
+        return input.file_path
+
+    async def validate_input(self, input: WriteInput, ctx: CallContext) -> str | None:  # noqa: A002
+        try:
+            path = await self.resolve(input.file_path, ctx)
+        except FileToolError as exc:
+            return str(exc)
+        if await trio.Path(path).is_dir():
+            return (
+                f"{input.file_path} is a directory, not a file. Give the path of a file to write."
+            )
+        return None
+
+    async def call(
+        self,
+        input: WriteInput,  # noqa: A002
+        ctx: CallContext,
+        progress: ProgressSender,
+    ) -> str:
+        """Write the file and say whether it was created or updated.
+
+        Raises:
+            FileToolError: outside the root, a directory, or the write failed.
+        """
+        path = await self.resolve(input.file_path, ctx)
+        created = await trio.to_thread.run_sync(
+            functools.partial(_write, path, input.content, input.file_path)
+        )
+        if created:
+            return f"File created successfully at: {input.file_path}"
+        return f"The file {input.file_path} has been updated successfully."
+
+
+def _write(path: Path, content: str, shown: str) -> bool:
+    return write_atomic(path, content.encode("utf-8"), shown)
