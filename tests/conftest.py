@@ -59,7 +59,8 @@ class Job:
     ``wait`` names a :class:`trio.Event` (from the factory's ``events``) the
     call waits on after its sleep and steps.  ``append`` makes the call return
     a context modifier that appends the value to the ``trail`` key.
-    ``echo_trail`` makes the output the ``trail`` the call saw when it started.
+    ``echo_trail`` makes the output ``trail:`` plus the ``trail`` the call saw
+    when it started.
     """
 
     sleep: float = 0.0
@@ -131,7 +132,7 @@ def make_tool(
             raise ToolFailure(job.error)
         output: object = job.output
         if job.echo_trail:
-            output = ",".join(_trail(ctx.state))
+            output = "trail:" + ",".join(_trail(ctx.state))
         if job.append is not None:
             value = job.append
             return ToolOutput(output, lambda state: {**state, "trail": (*_trail(state), value)})
