@@ -145,7 +145,10 @@ async def run_tools(
 async def _run_batch(core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter) -> None:
     async with trio.open_nursery() as nursery:
         for call in calls:
-            await limiter.acquire_on_behalf_of(call)
+            try:
+                limiter.acquire_on_behalf_of_nowait(call)  # no scheduler round trip when free
+            except trio.WouldBlock:
+                await limiter.acquire_on_behalf_of(call)
             if core.blocked_reason() is not None:
                 limiter.release_on_behalf_of(call)
                 break

@@ -130,6 +130,7 @@ class RunCore:
         self._send = send
         self._executing: set[Call] = set()
         self._executing_unsafe = 0
+        self._executing_blocking = 0  # executing calls whose tool does not stop on interrupt
         self._next_release = 0
         self._next_start = 0
         self._cascade: tuple[float, int, str] | None = None
@@ -202,6 +203,8 @@ class RunCore:
         self._executing.add(call)
         if not call.safe:
             self._executing_unsafe += 1
+        if call.interrupt_behavior != "cancel":
+            self._executing_blocking += 1
         self.in_progress.add(call.tool_use.id)
         self._emit(call, "started")
         self._update_interruptible()
@@ -259,6 +262,8 @@ class RunCore:
             self._executing.discard(call)
             if not call.safe:
                 self._executing_unsafe -= 1
+            if call.interrupt_behavior != "cancel":
+                self._executing_blocking -= 1
         call.state = "completed"
         call.outcome = outcome
         if outcome.cancel_reason is not None:
@@ -482,9 +487,7 @@ class RunCore:
     # ------------------------------------------------------------ bookkeeping
 
     def _update_interruptible(self) -> None:
-        interruptible = bool(self._executing) and all(
-            c.interrupt_behavior == "cancel" for c in self._executing
-        )
+        interruptible = bool(self._executing) and self._executing_blocking == 0
         if interruptible != self._interruptible:
             self._interruptible = interruptible
             if self.observers:

@@ -80,6 +80,9 @@ class PermissionResult:
         return cls("passthrough")
 
 
+_ALLOW = PermissionResult("allow")
+
+
 class ProgressSender(Protocol):
     """Sends one progress item; synchronous, never blocks, may be called at any time."""
 
@@ -133,7 +136,7 @@ class Tool(Generic[InputT]):
 
     async def check_permissions(self, input: InputT, ctx: CallContext) -> PermissionResult:  # noqa: A002
         """The tool's own permission check.  Default: allow."""
-        return PermissionResult.allow()
+        return _ALLOW
 
     def match_rule_content(self, content: str, input: InputT, ctx: CallContext) -> bool:  # noqa: A002
         """Whether a ``Tool(content)`` permission rule applies to this input.  Default: no."""

@@ -32,6 +32,10 @@ TOOL_SEARCH_NAME = "ToolSearch"
 
 _converter = cattrs.Converter(forbid_extra_keys=True)
 
+_ANNOTATION_KEYWORDS = frozenset({"$schema", "$id", "title", "description", "$comment", "examples"})
+"""Keywords that never reject an instance: a schema of only these (plus type object) accepts
+every input object, so its check is skipped (input is always a JSON object already)."""
+
 
 @attrs.frozen
 class InputError:
@@ -47,10 +51,11 @@ class CompiledTool:
     tool: Tool[Any]
     schema: JSONObject
     validator: Any
+    accepts_any_object: bool = False
 
     def check(self, raw: Mapping[str, JSONValue]) -> InputError | None:
         """Layer 1: validate ``raw`` against the schema; None when it conforms."""
-        if self.validator.is_valid(raw):
+        if self.accepts_any_object or self.validator.is_valid(raw):
             return None
         return InputError(tuple(_dedupe(_issue_lines(self.validator.iter_errors(raw)))))
 
@@ -89,7 +94,13 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
         raise ToolDefinitionError(
             f"tool {name!r} has an invalid input schema: {exc.message}"
         ) from None
-    return CompiledTool(tool=tool, schema=schema, validator=validator_class(schema))
+    constraints = {k: v for k, v in schema.items() if k not in _ANNOTATION_KEYWORDS}
+    return CompiledTool(
+        tool=tool,
+        schema=schema,
+        validator=validator_class(schema),
+        accepts_any_object=constraints in ({}, {"type": "object"}),
+    )
 
 
 def input_error_text(tool: Tool[Any], error: InputError) -> str:
