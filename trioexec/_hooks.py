@@ -1,0 +1,368 @@
+"""Hook configuration and running: which hooks match a call, and running them all at once.
+
+A :class:`HookSet` holds :class:`HookEntry` values (event, matcher, hook,
+timeout).  A hook is either a Python coroutine function (:data:`PythonHook`)
+or a :class:`CommandHook`, a shell command in Claude Code's settings format::
+
+    {"hooks": {"PreToolUse": [{"matcher": "Bash|Edit",
+                               "hooks": [{"type": "command", "command": "...", "timeout": 30}]}]}}
+
+Matchers: empty, ``*`` or missing match every tool; a matcher made only of
+letters, digits, ``_`` and ``|`` lists exact tool names; anything else is an
+unanchored regular expression, and one that does not compile matches nothing.
+
+:func:`run_hooks` runs the matching hooks of one event concurrently, each under
+its own timeout (default 600 s); identical commands (and the same Python hook
+registered twice) run once.  A hook that times out or fails gives no decision.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+import attrs
+import trio
+
+from ._errors import ConfigurationError
+from ._hook_command import interpret_command_run, run_command
+from ._hook_output import HookBlockingError, HookOutput, HookResult, result_from_output
+from ._models import JSONObject, JSONValue
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = [
+    "DEFAULT_HOOK_TIMEOUT",
+    "HOOK_EVENTS",
+    "CommandHook",
+    "HookEntry",
+    "HookEvent",
+    "HookInput",
+    "HookSet",
+    "PythonHook",
+    "collapse_cancelled",
+    "compile_matcher",
+    "run_hooks",
+]
+
+logger = logging.getLogger("trioexec.hooks")
+
+HookEvent: TypeAlias = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure"]
+HOOK_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+DEFAULT_HOOK_TIMEOUT = 600.0
+
+
+@attrs.frozen
+class HookInput:
+    """What a hook is told about the call; command hooks get it as JSON on stdin.
+
+    ``tool_response`` is set for PostToolUse, ``error`` and ``is_interrupt`` for
+    PostToolUseFailure.  ``permission_mode`` uses Claude Code's names
+    (``"default"``, ``"bypassPermissions"``) so existing scripts keep working.
+    """
+
+    session_id: str
+    transcript_path: str
+    cwd: str
+    permission_mode: str
+    hook_event_name: HookEvent
+    tool_name: str
+    tool_input: Mapping[str, JSONValue]
+    tool_use_id: str
+    tool_response: JSONValue = None
+    error: str | None = None
+    is_interrupt: bool = False
+
+    def to_json(self) -> JSONObject:
+        """The stdin object of a command hook, with the fields of this event only."""
+        data: JSONObject = {
+            "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
+            "cwd": self.cwd,
+            "permission_mode": self.permission_mode,
+            "hook_event_name": self.hook_event_name,
+            "tool_name": self.tool_name,
+            "tool_input": dict(self.tool_input),
+            "tool_use_id": self.tool_use_id,
+        }
+        if self.hook_event_name == "PostToolUse":
+            data["tool_response"] = self.tool_response
+        elif self.hook_event_name == "PostToolUseFailure":
+            data["error"] = self.error
+            data["is_interrupt"] = self.is_interrupt
+        return data
+
+
+PythonHook: TypeAlias = Callable[[HookInput], Awaitable[HookOutput | None]]
+"""An async hook: return a :class:`HookOutput` (or None: success, no opinion);
+raise :class:`HookBlockingError` to block; any other exception is a
+non-blocking failure."""
+
+
+@attrs.frozen
+class CommandHook:
+    """A shell command run as a hook (``{"type": "command", "command": ...}``)."""
+
+    command: str
+
+
+def compile_matcher(matcher: str | None) -> Callable[[str], bool]:
+    """A predicate on tool names for a hook matcher (see the module docstring)."""
+    if not matcher or matcher == "*":
+        return lambda _name: True
+    if re.fullmatch(r"[A-Za-z0-9_|]+", matcher):
+        names = frozenset(matcher.split("|"))
+        return names.__contains__
+    try:
+        regex = re.compile(matcher)
+    except re.error:
+        logger.warning(
+            "hook matcher %r is not a valid regular expression; it matches nothing", matcher
+        )
+        return lambda _name: False
+    return lambda name: regex.search(name) is not None
+
+
+@attrs.frozen
+class HookEntry:
+    """One configured hook: the event, the tool-name matcher, the hook, its timeout (s)."""
+
+    event: HookEvent
+    matcher: str | None
+    hook: CommandHook | PythonHook
+    timeout: float = DEFAULT_HOOK_TIMEOUT
+    _matches: Callable[[str], bool] = attrs.field(init=False, repr=False, eq=False)
+
+    @_matches.default
+    def _compile(self) -> Callable[[str], bool]:
+        return compile_matcher(self.matcher)
+
+    def matches(self, tool_name: str) -> bool:
+        """Whether this hook runs for ``tool_name``."""
+        return self._matches(tool_name)
+
+    @property
+    def label(self) -> str:
+        """The command, or the Python hook's qualified name."""
+        if isinstance(self.hook, CommandHook):
+            return self.hook.command
+        return getattr(self.hook, "__qualname__", repr(self.hook))
+
+    @property
+    def _key(self) -> object:
+        if isinstance(self.hook, CommandHook):
+            return ("command", self.hook.command)
+        try:
+            hash(self.hook)
+        except TypeError:
+            return ("python", id(self.hook))
+        return ("python", self.hook)
+
+
+def _check_event(event: str) -> HookEvent:
+    for known in HOOK_EVENTS:
+        if event == known:
+            return known
+    raise ValueError(f"unknown hook event {event!r}; expected one of {', '.join(HOOK_EVENTS)}")
+
+
+def _check_timeout(timeout: float) -> float:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"a hook timeout must be a positive number of seconds, not {timeout!r}")
+    return float(timeout)
+
+
+def _to_entries(entries: Iterable[HookEntry]) -> tuple[HookEntry, ...]:
+    return tuple(entries)
+
+
+@attrs.frozen
+class HookSet:
+    """The hooks in force, in configuration order (the order that breaks ties)."""
+
+    entries: tuple[HookEntry, ...] = attrs.field(default=(), converter=_to_entries)
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, object], *, source: str = "settings") -> HookSet:
+        """Build from a settings object (or its ``hooks`` section alone).
+
+        Events trioexec does not run (``Stop``, ``UserPromptSubmit``, ...) are
+        skipped; the three tool events are checked field by field.
+
+        Raises:
+            ConfigurationError: a malformed entry; the message names ``source``
+                and the field (``hooks.PreToolUse[0].hooks[1].command``).
+        """
+        section = settings.get("hooks", settings)
+        return cls(_parse_hooks_section(section, source))
+
+    def with_python_hook(
+        self,
+        event: HookEvent,
+        matcher: str | None,
+        hook: PythonHook,
+        *,
+        timeout: float = DEFAULT_HOOK_TIMEOUT,
+    ) -> HookSet:
+        """A copy with ``hook`` added after the existing entries."""
+        entry = HookEntry(_check_event(event), matcher, hook, _check_timeout(timeout))
+        return HookSet((*self.entries, entry))
+
+    def with_command_hook(
+        self,
+        event: HookEvent,
+        matcher: str | None,
+        command: str,
+        *,
+        timeout: float = DEFAULT_HOOK_TIMEOUT,
+    ) -> HookSet:
+        """A copy with the shell ``command`` added after the existing entries."""
+        entry = HookEntry(
+            _check_event(event), matcher, CommandHook(command), _check_timeout(timeout)
+        )
+        return HookSet((*self.entries, entry))
+
+    def __add__(self, other: HookSet) -> HookSet:
+        return HookSet((*self.entries, *other.entries))
+
+    def matching(self, event: HookEvent, tool_name: str) -> tuple[HookEntry, ...]:
+        """The hooks to run for ``event`` on ``tool_name``, duplicates removed (first kept)."""
+        found: dict[object, HookEntry] = {}
+        for entry in self.entries:
+            if entry.event == event and entry.matches(tool_name):
+                found.setdefault(entry._key, entry)
+        return tuple(found.values())
+
+
+def _parse_hooks_section(section: object, source: str) -> tuple[HookEntry, ...]:
+    def fail(field: str, problem: str) -> ConfigurationError:
+        return ConfigurationError(f"{source}: {field}: {problem}")
+
+    if not isinstance(section, Mapping):
+        raise fail("hooks", "expected an object")
+    entries: list[HookEntry] = []
+    for event, groups in section.items():
+        if event not in HOOK_EVENTS:
+            continue
+        if not isinstance(groups, list):
+            raise fail(f"hooks.{event}", "expected a list")
+        for i, group in enumerate(groups):
+            at = f"hooks.{event}[{i}]"
+            if not isinstance(group, Mapping):
+                raise fail(at, "expected an object")
+            matcher = group.get("matcher")
+            if matcher is not None and not isinstance(matcher, str):
+                raise fail(f"{at}.matcher", "expected a string")
+            hooks = group.get("hooks")
+            if not isinstance(hooks, list):
+                raise fail(f"{at}.hooks", "expected a list")
+            for j, raw in enumerate(hooks):
+                where = f"{at}.hooks[{j}]"
+                if not isinstance(raw, Mapping):
+                    raise fail(where, "expected an object")
+                kind = raw.get("type")
+                if kind != "command":
+                    raise fail(f"{where}.type", f"expected 'command', got {kind!r}")
+                command = raw.get("command")
+                if not isinstance(command, str) or not command.strip():
+                    raise fail(f"{where}.command", "expected a non-empty string")
+                timeout = raw.get("timeout", DEFAULT_HOOK_TIMEOUT)
+                try:
+                    seconds = _check_timeout(timeout)
+                except ValueError:
+                    raise fail(f"{where}.timeout", "expected a positive number") from None
+                entries.append(HookEntry(event, matcher, CommandHook(command), seconds))
+    return tuple(entries)
+
+
+@contextlib.contextmanager
+def collapse_cancelled() -> Iterator[None]:
+    """Turn a nursery's group of nothing but ``Cancelled`` into one plain ``Cancelled``.
+
+    Callers then see cancellation the way they would from a single await.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        cancelled, rest = group.split(trio.Cancelled)
+        if rest is None and cancelled is not None:
+            leaf: BaseException = cancelled
+            while isinstance(leaf, BaseExceptionGroup):
+                leaf = leaf.exceptions[0]
+            raise leaf from None
+        raise
+
+
+async def run_hooks(
+    entries: Sequence[HookEntry], hook_input: HookInput, *, cwd: Path
+) -> tuple[HookResult, ...]:
+    """Run ``entries`` concurrently; their results in entry order.
+
+    Command hooks run in ``cwd`` with ``CLAUDE_PROJECT_DIR`` set to it.  Never
+    raises for a failing hook.  On cancellation every hook is cancelled, each
+    command hook's process group is killed, and Cancelled propagates.
+    """
+    if not entries:
+        return ()
+    payload = b""
+    if any(isinstance(entry.hook, CommandHook) for entry in entries):
+        payload = json.dumps(hook_input.to_json()).encode()
+    if len(entries) == 1:
+        results: list[HookResult | None] = [await _run_entry(entries[0], hook_input, payload, cwd)]
+    else:
+        results = [None] * len(entries)
+
+        async def run_into(index: int) -> None:
+            results[index] = await _run_entry(entries[index], hook_input, payload, cwd)
+
+        with collapse_cancelled():
+            async with trio.open_nursery() as nursery:
+                for index in range(len(entries)):
+                    nursery.start_soon(run_into, index)
+    done = tuple(r for r in results if r is not None)
+    for result in done:
+        if result.error is not None:
+            logger.warning(
+                "%s hook %r for %s failed: %s",
+                hook_input.hook_event_name,
+                result.label,
+                hook_input.tool_name,
+                result.error,
+            )
+    return done
+
+
+async def _run_entry(
+    entry: HookEntry, hook_input: HookInput, payload: bytes, cwd: Path
+) -> HookResult:
+    event = hook_input.hook_event_name
+    label = entry.label
+    with trio.move_on_after(entry.timeout):
+        hook = entry.hook
+        if isinstance(hook, CommandHook):
+            env = {**os.environ, "CLAUDE_PROJECT_DIR": os.fspath(cwd)}
+            try:
+                run = await run_command(hook.command, payload, cwd=cwd, env=env)
+            except OSError as exc:
+                return HookResult(label=label, error=f"could not start: {exc}")
+            return interpret_command_run(run, hook.command, event)
+        try:
+            output: object = await hook(hook_input)
+        except HookBlockingError as exc:
+            return HookResult(label=label, blocking_error=exc.message)
+        except Exception as exc:
+            return HookResult(label=label, error=f"raised {type(exc).__name__}: {exc}")
+        if output is None:
+            return HookResult(label=label)
+        if not isinstance(output, HookOutput):
+            return HookResult(
+                label=label, error=f"returned {type(output).__name__}, not HookOutput"
+            )
+        return result_from_output(output, event, label)
+    return HookResult(label=label, error=f"timed out after {entry.timeout:g} s")
