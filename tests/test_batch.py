@@ -318,11 +318,6 @@ async def test_base_exception_propagates_answers_started_calls_and_leaves_no_tas
     assert answered["done"] == ToolResult("done", "ok")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="run_tools: calls of later batches are never answered when a tool raises a "
-    "BaseException (the exception skips the loop that answers queued calls)",
-)
 async def test_base_exception_still_answers_calls_of_later_batches(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

@@ -263,11 +263,6 @@ async def test_exit_with_an_exception_cancels_everything_and_leaves_no_task(
     assert recorder.times("cancelled") == {"a": 1.0, "b": 1.0, "c": 1.0}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open_streaming_executor wraps an exception raised in the body in an "
-    "ExceptionGroup (STYLE: open_* managers should not leak a group to the caller)",
-)
 async def test_exit_with_an_exception_reraises_it_unwrapped(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

@@ -17,7 +17,7 @@ import attrs
 import trio
 
 from ._concurrency import resolve_max_concurrency
-from ._core import DEFAULT_GRACE_PERIOD, NEVER_STARTED_BATCH, Call, RunCore
+from ._core import DEFAULT_GRACE_PERIOD, NEVER_STARTED_BATCH, Call, RunCore, single_exception
 from ._errors import ConfigurationError
 from ._events import Observer, ObserverSet
 from ._lifecycle import CallEnv
@@ -132,12 +132,15 @@ async def run_tools(
                     await _run_batch(core, batch, limiter)
                     core.apply_pending_modifiers()
             watchdog.cancel_scope.cancel(reason="run finished")
-        for call in calls:
-            if call.state == "queued":
-                core.complete_without_starting(call, core.blocked_reason() or "user_interrupted")
-        core.settle()
-        core.apply_pending_modifiers()
+    except BaseExceptionGroup as group:
+        only = single_exception(group)
+        if only is None:
+            raise
+        raise only from None
     finally:
+        # Whatever ended the run, every call gets its answer (I1).
+        core.answer_unstarted(core.blocked_reason() or "user_interrupted")
+        core.apply_pending_modifiers()
         core.close()
     return RunOutcome(tuple(core.released), core.context, core.stop_reason)
 

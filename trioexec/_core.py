@@ -43,7 +43,14 @@ if TYPE_CHECKING:
 
     from ._registry import ToolRegistry
 
-__all__ = ["DEFAULT_GRACE_PERIOD", "Call", "RunCore", "describe_tool_use"]
+__all__ = [
+    "DEFAULT_GRACE_PERIOD",
+    "Call",
+    "RunCore",
+    "describe_tool_use",
+    "is_cancellation",
+    "single_exception",
+]
 
 logger = logging.getLogger("trioexec")
 
@@ -322,6 +329,13 @@ class RunCore:
         self.complete_without_starting(call, reason)
         return True
 
+    def answer_unstarted(self, reason: CancelReason) -> None:
+        """Answer every call that has not started (the run is ending), then release."""
+        for call in self.calls[self._next_start :]:
+            if call.state == "queued":
+                self.complete_without_starting(call, reason)
+        self._release_ready()
+
     def complete_without_starting(self, call: Call, reason: CancelReason) -> None:
         """Answer a queued call synthetically (it never started)."""
         call.state = "completed"
@@ -529,6 +543,19 @@ def is_cancellation(exc: BaseException) -> bool:
         _, rest = exc.split(trio.Cancelled)
         return rest is None
     return False
+
+
+def single_exception(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    """The one exception inside ``group`` (nested groups flattened), or None if several."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    return leaves[0] if len(leaves) == 1 else None
 
 
 def _exception_name(exc: BaseException) -> str:

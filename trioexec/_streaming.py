@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ._concurrency import resolve_max_concurrency
-from ._core import DEFAULT_GRACE_PERIOD, NEVER_STARTED_STREAMING, ResultOrder, RunCore
+from ._core import (
+    DEFAULT_GRACE_PERIOD,
+    NEVER_STARTED_STREAMING,
+    ResultOrder,
+    RunCore,
+    single_exception,
+)
 from ._errors import ConfigurationError
 from ._events import Observer, ObserverSet
 from ._lifecycle import CallEnv, error_outcome
@@ -222,5 +228,14 @@ async def open_streaming_executor(
             await nursery.start(executor._host)
             yield executor
             executor._close_input()
+    except BaseExceptionGroup as group:
+        only = single_exception(group)
+        if only is None:
+            raise
+        raise only from None  # the body's own exception, not wrapped by our nursery
     finally:
+        if not core.discarded:
+            core.answer_unstarted(core.blocked_reason() or "user_interrupted")
+        if core.all_released:
+            core.close_output()
         core.close()
