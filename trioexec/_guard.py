@@ -1,0 +1,391 @@
+"""Guard rails around one call: PreToolUse hooks and permission before, PostToolUse after.
+
+:func:`authorize_call` is SPEC §4 steps 5-7: the tool's speculative permission
+check (if it has one) starts concurrently with the matching PreToolUse hooks;
+their answers combine (SPEC §5); then the permission chain decides (SPEC §6),
+asking the application's ``can_use_tool`` callback when the answer is "ask".
+:func:`after_call` is step 10: PostToolUse (or PostToolUseFailure) hooks.
+
+Both return verdicts with the records (:class:`~trioexec.Attachment`) that go
+with the call's result to the model: ``additional_context``,
+``hook_blocking_error`` and ``hook_stopped_continuation``.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import attrs
+import trio
+
+from ._hook_output import HookOutcome, aggregate
+from ._hooks import HookEntry, HookEvent, HookInput, HookSet, collapse_cancelled, run_hooks
+from ._models import Attachment, JSONValue, content_to_api
+from ._permissions import (
+    PermissionContext,
+    PermissionMode,
+    check_permission_chain,
+    permission_denied_message,
+    permission_not_granted_message,
+)
+from ._settings import SettingsSource, load_settings
+from ._texts import REJECT_MESSAGE
+from ._tool import PermissionResult
+from ._validation import CompiledTool, compile_tool, input_error_text, structuring_error
+
+if TYPE_CHECKING:
+    from ._models import ToolResult, ToolUse
+    from ._tool import CallContext, Tool
+
+__all__ = [
+    "CanUseTool",
+    "GuardRails",
+    "PostToolUseVerdict",
+    "PreToolUseVerdict",
+    "after_call",
+    "authorize_call",
+]
+
+logger = logging.getLogger("trioexec.guard")
+
+CanUseTool: TypeAlias = Callable[[str, Mapping[str, JSONValue], str], Awaitable[PermissionResult]]
+"""``async (tool_name, input, tool_use_id) -> PermissionResult``: the application's
+answer to an "ask" (allow, maybe with a replaced input, or deny with an optional message)."""
+
+STOPPED_BY_HOOK = "Execution stopped by hook"
+
+_HOOK_MODE_NAMES: dict[PermissionMode, str] = {
+    "default": "default",
+    "bypass": "bypassPermissions",
+}
+
+
+@attrs.frozen
+class GuardRails:
+    """Everything that may stop or change a call: rules, mode, hooks, the ask callback.
+
+    The default instance has no rules and no hooks: the tool's own check
+    decides, and an "ask" with no callback is a denial.
+
+    Attributes:
+        permissions: the ``allow`` / ``ask`` / ``deny`` rules and the mode.
+        hooks: Python and command hooks by event.
+        can_use_tool: the application's answer to an "ask"; None: ask means deny.
+        session_id: passed to hooks.
+        transcript_path: passed to hooks.
+    """
+
+    permissions: PermissionContext = attrs.field(factory=PermissionContext)
+    hooks: HookSet = attrs.field(factory=HookSet)
+    can_use_tool: CanUseTool | None = None
+    session_id: str = ""
+    transcript_path: str = ""
+
+    @classmethod
+    def from_settings(
+        cls,
+        *sources: SettingsSource,
+        can_use_tool: CanUseTool | None = None,
+        mode: PermissionMode | None = None,
+        session_id: str = "",
+        transcript_path: str = "",
+    ) -> GuardRails:
+        """Load and merge settings files / dicts (lowest precedence first).
+
+        ``mode`` overrides ``permissions.defaultMode`` of the files.
+
+        Raises:
+            ConfigurationError: a source is unreadable or malformed (the message
+                names the source and the field).
+        """
+        settings = load_settings(*sources)
+        permissions = settings.permissions
+        if mode is not None:
+            permissions = permissions.with_mode(mode)
+        return cls(permissions, settings.hooks, can_use_tool, session_id, transcript_path)
+
+
+@attrs.frozen
+class PreToolUseVerdict:
+    """What the guard rails decided before a call.
+
+    Attributes:
+        allowed: whether the call may run.
+        input: the raw input to call the tool with: the model's, or one a hook,
+            the tool's check or ``can_use_tool`` replaced (then re-validate it).
+        message: when not allowed, the exact is_error tool_result text.
+        attachments: records for the model, in hook order: ``additional_context``,
+            then ``hook_stopped_continuation``.
+        stop_reason: set when a hook asked to stop continuation; the agent loop
+            ends the turn after this batch (the call itself may still run).
+        system_messages: hook ``systemMessage`` texts, for the user only.
+        hook_errors: non-blocking hook failures (timeouts, crashes, bad output).
+    """
+
+    allowed: bool
+    input: Mapping[str, JSONValue]
+    message: str | None
+    attachments: tuple[Attachment, ...] = ()
+    stop_reason: str | None = None
+    system_messages: tuple[str, ...] = ()
+    hook_errors: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class PostToolUseVerdict:
+    """The records PostToolUse / PostToolUseFailure hooks add after a call.
+
+    ``attachments`` holds ``additional_context``, ``hook_blocking_error`` and
+    ``hook_stopped_continuation`` records; the other fields are as in
+    :class:`PreToolUseVerdict`.
+    """
+
+    attachments: tuple[Attachment, ...] = ()
+    stop_reason: str | None = None
+    system_messages: tuple[str, ...] = ()
+    hook_errors: tuple[str, ...] = ()
+
+
+_NO_OUTCOME = HookOutcome()
+_NOTHING_AFTER = PostToolUseVerdict()
+
+SpeculativeCheck: TypeAlias = Callable[[Any, "CallContext"], Awaitable[PermissionResult | None]]
+
+
+async def authorize_call(
+    guard: GuardRails,
+    tool: Tool[Any],
+    tool_use: ToolUse,
+    parsed_input: object,
+    ctx: CallContext,
+) -> PreToolUseVerdict:
+    """Run PreToolUse hooks and the permission chain for one validated call.
+
+    Args:
+        guard: the rules, hooks and callback in force.
+        tool: the tool called.
+        tool_use: the call as the model sent it (``input`` is the raw input).
+        parsed_input: the input after validation (an ``input_type`` instance or a dict).
+        ctx: the call's context; the chain gives tools a copy whose
+            ``permissions`` is ``guard.permissions``.
+
+    Returns:
+        The verdict.  A hook's ``updatedInput`` is re-validated (schema and
+        ``input_type``) before the chain judges it; if it does not validate,
+        the verdict is a denial with the usual InputValidationError text.
+
+    Raises:
+        Whatever the tool's ``check_permissions`` or ``can_use_tool`` raise.
+
+    On cancellation (the turn aborted) the hooks and the speculative check are
+    cancelled, every hook process group is killed, and Cancelled propagates.
+    """
+    await trio.lowlevel.checkpoint()
+    permissions = guard.permissions
+    if ctx.permissions is not permissions:
+        ctx = attrs.evolve(ctx, permissions=permissions)
+    raw: Mapping[str, JSONValue] = tool_use.input
+    speculative: SpeculativeCheck | None = getattr(tool, "speculative_permission_check", None)
+    entries = guard.hooks.matching("PreToolUse", tool.name) if guard.hooks.entries else ()
+    tool_check: PermissionResult | None = None
+    if entries:
+        hook_input = _hook_input(guard, "PreToolUse", tool, tool_use, raw, str(ctx.cwd))
+        outcome, tool_check = await _pre_hooks(entries, hook_input, speculative, parsed_input, ctx)
+    else:
+        outcome = _NO_OUTCOME
+        if speculative is not None:
+            tool_check = await _speculate(speculative, tool.name, parsed_input, ctx)
+
+    attachments = _attachments(tool_use.id, outcome)
+    stop_reason = (outcome.stop_reason or STOPPED_BY_HOOK) if outcome.prevent_continuation else None
+
+    def verdict(
+        allowed: bool, final: Mapping[str, JSONValue], message: str | None
+    ) -> PreToolUseVerdict:
+        return PreToolUseVerdict(
+            allowed,
+            final,
+            message,
+            attachments,
+            stop_reason,
+            outcome.system_messages,
+            outcome.errors,
+        )
+
+    decision = outcome.decision
+    if decision == "deny":
+        return verdict(False, raw, outcome.deny_message)
+    if outcome.updated_input is not None:
+        raw = dict(outcome.updated_input)
+        parsed_input, error = _revalidate(tool, raw)
+        if error is not None:
+            return verdict(False, raw, error)
+        tool_check = None  # the speculative answer was about the old input
+    result = await check_permission_chain(
+        tool, parsed_input, ctx, permissions, hook_decision=decision, tool_check=tool_check
+    )
+    if result.behavior == "ask":
+        if guard.can_use_tool is None:
+            return verdict(False, raw, permission_not_granted_message(tool.name))
+        result = await guard.can_use_tool(tool.name, raw, tool_use.id)
+        if result.behavior != "allow":
+            return verdict(False, raw, result.message or _stopped(outcome) or REJECT_MESSAGE)
+    if result.behavior == "allow":
+        final = result.updated_input if result.updated_input is not None else raw
+        return verdict(True, final, None)
+    return verdict(False, raw, result.message or permission_denied_message(tool.name))
+
+
+def _stopped(outcome: HookOutcome) -> str | None:
+    """The denial text when a hook stopped continuation and nobody gave a message."""
+    if not outcome.prevent_continuation:
+        return None
+    if outcome.stop_reason:
+        return f"Execution stopped by PreToolUse hook: {outcome.stop_reason}"
+    return "Execution stopped by PreToolUse hook"
+
+
+async def _pre_hooks(
+    entries: tuple[HookEntry, ...],
+    hook_input: HookInput,
+    speculative: SpeculativeCheck | None,
+    parsed_input: object,
+    ctx: CallContext,
+) -> tuple[HookOutcome, PermissionResult | None]:
+    tool_name = hook_input.tool_name
+    if speculative is None:
+        results = await run_hooks(entries, hook_input, cwd=ctx.cwd)
+        return aggregate(results, "PreToolUse", tool_name), None
+    answer: list[PermissionResult | None] = [None]
+
+    async def speculate() -> None:
+        answer[0] = await _speculate(speculative, tool_name, parsed_input, ctx)
+
+    with collapse_cancelled():
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(speculate)
+            results = await run_hooks(entries, hook_input, cwd=ctx.cwd)
+            outcome = aggregate(results, "PreToolUse", tool_name)
+            if outcome.decision == "deny" or outcome.updated_input is not None:
+                nursery.cancel_scope.cancel(reason="speculative permission answer not needed")
+    return outcome, answer[0]
+
+
+async def _speculate(
+    check: SpeculativeCheck, tool_name: str, parsed_input: object, ctx: CallContext
+) -> PermissionResult | None:
+    """The speculative answer, or None (then ``check_permissions`` decides) if it failed."""
+    try:
+        result = await check(parsed_input, ctx)
+    except Exception:
+        logger.warning("speculative permission check of %s failed", tool_name, exc_info=True)
+        return None
+    return result if isinstance(result, PermissionResult) else None
+
+
+async def after_call(
+    guard: GuardRails,
+    tool: Tool[Any],
+    tool_use: ToolUse,
+    tool_input: Mapping[str, JSONValue],
+    *,
+    response: ToolResult | None,
+    error: str | None = None,
+    is_interrupt: bool = False,
+    cwd: Path | None = None,
+) -> PostToolUseVerdict:
+    """Run PostToolUse hooks (``response`` given) or PostToolUseFailure hooks (``error`` given).
+
+    Args:
+        guard: the hooks in force.
+        tool: the tool called.
+        tool_use: the call.
+        tool_input: the raw input the tool was called with.
+        response: the call's result (its content goes to hooks as ``tool_response``).
+        error: the failure text when the call raised; selects PostToolUseFailure.
+        is_interrupt: for PostToolUseFailure: the failure was a user interrupt.
+        cwd: the hooks' working directory (default: the process's).
+
+    Raises:
+        ValueError: neither ``response`` nor ``error`` was given.
+
+    On cancellation the hooks are cancelled, their process groups killed, and
+    Cancelled propagates.
+    """
+    await trio.lowlevel.checkpoint()
+    if error is None and response is None:
+        raise ValueError("after_call needs a response or an error")
+    event: HookEvent = "PostToolUseFailure" if error is not None else "PostToolUse"
+    entries = guard.hooks.matching(event, tool.name) if guard.hooks.entries else ()
+    if not entries:
+        return _NOTHING_AFTER
+    where = cwd if cwd is not None else Path.cwd()
+    hook_input = _hook_input(guard, event, tool, tool_use, tool_input, str(where))
+    if error is not None:
+        hook_input = attrs.evolve(hook_input, error=error, is_interrupt=is_interrupt)
+    elif response is not None:
+        hook_input = attrs.evolve(hook_input, tool_response=content_to_api(response.content))
+    outcome = aggregate(await run_hooks(entries, hook_input, cwd=where), event, tool.name)
+    return PostToolUseVerdict(
+        _attachments(tool_use.id, outcome),
+        (outcome.stop_reason or STOPPED_BY_HOOK) if outcome.prevent_continuation else None,
+        outcome.system_messages,
+        outcome.errors,
+    )
+
+
+def _hook_input(
+    guard: GuardRails,
+    event: HookEvent,
+    tool: Tool[Any],
+    tool_use: ToolUse,
+    tool_input: Mapping[str, JSONValue],
+    cwd: str,
+) -> HookInput:
+    return HookInput(
+        session_id=guard.session_id,
+        transcript_path=guard.transcript_path,
+        cwd=cwd,
+        permission_mode=_HOOK_MODE_NAMES[guard.permissions.mode],
+        hook_event_name=event,
+        tool_name=tool.name,
+        tool_input=tool_input,
+        tool_use_id=tool_use.id,
+    )
+
+
+def _attachments(tool_use_id: str, outcome: HookOutcome) -> tuple[Attachment, ...]:
+    if outcome is _NO_OUTCOME:
+        return ()
+    records = [
+        Attachment(tool_use_id, "additional_context", t) for t in outcome.additional_contexts
+    ]
+    records += [Attachment(tool_use_id, "hook_blocking_error", t) for t in outcome.blocking_errors]
+    if outcome.prevent_continuation:
+        text = outcome.stop_reason or STOPPED_BY_HOOK
+        records.append(Attachment(tool_use_id, "hook_stopped_continuation", text))
+    return tuple(records)
+
+
+_compiled_tools: weakref.WeakKeyDictionary[Tool[Any], CompiledTool] = weakref.WeakKeyDictionary()
+
+
+def _revalidate(tool: Tool[Any], raw: Mapping[str, JSONValue]) -> tuple[object, str | None]:
+    """Layers 1 and 2a for an input a hook replaced: (parsed input, None) or (None, error text)."""
+    try:
+        compiled = _compiled_tools[tool]
+    except KeyError:
+        compiled = _compiled_tools.setdefault(tool, compile_tool(tool))
+    except TypeError:  # not weak-referenceable or not hashable
+        compiled = compile_tool(tool)
+    problem = compiled.check(raw)
+    if problem is not None:
+        return None, input_error_text(tool, problem)
+    try:
+        return compiled.structure(raw), None
+    except Exception as exc:
+        return None, input_error_text(tool, structuring_error(exc))
