@@ -73,18 +73,20 @@ class BashProgress:
 class ShellError(Exception):
     """The command exited with a non-zero code.
 
-    ``str()`` is the model-facing text: ``Exit code N``, then the note (if
-    any), stderr and stdout, each on its own lines, empty parts left out.
+    ``str()`` is the model-facing text: ``Exit code N``, then stderr, then
+    stdout, each on its own lines, empty parts left out.  A ``note`` (the
+    timeout message) opens stderr, so readers of the ``exit_code`` /
+    ``stderr`` / ``stdout`` attributes build the same text.
     """
 
     def __init__(
         self, exit_code: int, stdout: str, stderr: str, *, note: str | None = None
     ) -> None:
         self.exit_code = exit_code
-        self.stdout = stdout
-        self.stderr = stderr
+        self.stdout = stdout.rstrip()
+        self.stderr = "\n".join(p for p in (note, stderr.rstrip()) if p)
         self.note = note
-        parts = [f"Exit code {exit_code}", note, stderr.rstrip(), stdout.rstrip()]
+        parts = (f"Exit code {exit_code}", self.stderr, self.stdout)
         super().__init__("\n".join(p for p in parts if p))
 
 

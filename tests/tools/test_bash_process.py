@@ -1,0 +1,173 @@
+"""Bash's process groups: a cancelled or finished command leaves no process behind.
+
+These tests run real processes, so they use real time (no MockClock); every
+wait is bounded with ``trio.fail_after``.  Liveness is read from ``/proc``
+here, independently of the code under test.  A zombie (state ``Z``) counts as
+gone: it has exited and only waits to be reaped by init.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from trioexec import CallContext, ToolUse
+from trioexec.tools import BashInput, BashProgress, BashTool, ShellTimeoutError
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def proc_state(pid: int) -> tuple[str, int] | None:
+    """(state letter, process group) of ``pid`` from /proc, or None if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return fields[0].decode(), int(fields[2])
+
+
+def is_alive(pid: int) -> bool:
+    state = proc_state(pid)
+    return state is not None and state[0] not in ("Z", "X")
+
+
+def live_members(pgid: int) -> list[int]:
+    members = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            state = proc_state(int(name))
+            if state is not None and state[1] == pgid and state[0] not in ("Z", "X"):
+                members.append(int(name))
+    return members
+
+
+def context(cwd: Path) -> CallContext:
+    return CallContext(tool_use=ToolUse("toolu_1", "Bash", {}), cwd=cwd)
+
+
+class Running:
+    """A Bash call running in a nursery under its own cancel scope, with its progress."""
+
+    def __init__(self, tool: BashTool, command: str, cwd: Path) -> None:
+        self.tool = tool
+        self.command = command
+        self.cwd = cwd
+        self.scope = trio.CancelScope()
+        self.finished = trio.Event()
+        self.send, self.progress = trio.open_memory_channel[BashProgress](math.inf)
+        self.output = ""
+        self.result: str | None = None
+
+    async def run(self) -> None:
+        with self.scope:
+            self.result = await self.tool.call(
+                BashInput(self.command), context(self.cwd), self.send.send_nowait
+            )
+        self.finished.set()
+
+    async def started(self) -> int:
+        update = await self.progress.receive()
+        assert update.stream is None
+        return update.pid
+
+    async def wait_for_output(self, text: str) -> None:
+        while text not in self.output:
+            update = await self.progress.receive()
+            self.output += update.text
+
+
+async def test_cancelled_sleep_leaves_no_process(tmp_path: Path) -> None:
+    running = Running(BashTool(), "sleep 30", tmp_path)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(running.run)
+        with trio.fail_after(10):
+            pgid = await running.started()
+        assert pgid in live_members(pgid)
+        # What a sibling error does: the enclosing cancel scope is cancelled.
+        with trio.fail_after(1):
+            running.scope.cancel(reason="a sibling errored")
+            await running.finished.wait()
+        assert live_members(pgid) == []
+        assert not is_alive(pgid)
+    assert running.scope.cancelled_caught
+    assert running.result is None
+
+
+async def test_cancelled_command_with_a_grandchild_leaves_nothing(tmp_path: Path) -> None:
+    # sh forks the sleep (a grandchild of the tool) and prints its pid.
+    running = Running(BashTool(), "sh -c 'sleep 30 & echo $!; wait'", tmp_path)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(running.run)
+        with trio.fail_after(10):
+            pgid = await running.started()
+            await running.wait_for_output("\n")
+        grandchild = int(running.output.strip())
+        assert is_alive(grandchild)
+        assert grandchild != pgid
+        assert grandchild in live_members(pgid)
+        assert len(live_members(pgid)) >= 2
+        with trio.fail_after(1):
+            running.scope.cancel(reason="a sibling errored")
+            await running.finished.wait()
+        assert not is_alive(grandchild)
+        assert live_members(pgid) == []
+
+
+async def test_sigterm_is_followed_by_sigkill_after_the_grace(tmp_path: Path) -> None:
+    # The trap makes the shell and the sleep it starts ignore SIGTERM.
+    command = "trap '' TERM; sleep 30 & echo $!; wait"
+    running = Running(BashTool(kill_grace=0.2), command, tmp_path)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(running.run)
+        with trio.fail_after(10):
+            pgid = await running.started()
+            await running.wait_for_output("\n")
+        sleeper = int(running.output.strip())
+        with trio.fail_after(3):
+            running.scope.cancel(reason="abort")
+            await running.finished.wait()
+        assert not is_alive(sleeper)
+        assert live_members(pgid) == []
+
+
+async def test_background_children_do_not_outlive_a_finished_command(tmp_path: Path) -> None:
+    tool = BashTool()
+    progress: list[BashProgress] = []
+    with trio.fail_after(10):
+        output = await tool.call(
+            BashInput("sleep 30 & echo $!"), context(tmp_path), progress.append
+        )
+    assert not is_alive(int(output))
+    assert live_members(progress[0].pid) == []
+
+
+async def test_timeout_ends_the_group_and_reports_exit_code_first(tmp_path: Path) -> None:
+    tool = BashTool()
+    progress: list[BashProgress] = []
+    with trio.fail_after(10), pytest.raises(ShellTimeoutError) as caught:
+        await tool.call(
+            BashInput("echo partial; sleep 30", timeout=300), context(tmp_path), progress.append
+        )
+    assert str(caught.value) == "Exit code 143\nCommand timed out after 300 ms\npartial"
+    assert caught.value.exit_code == 143
+    assert live_members(progress[0].pid) == []
+
+
+async def test_output_streams_as_progress_while_the_command_runs(tmp_path: Path) -> None:
+    running = Running(BashTool(), "echo first; echo oops >&2; sleep 30", tmp_path)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(running.run)
+        with trio.fail_after(10):
+            pid = await running.started()
+            await running.wait_for_output("first\n")
+            await running.wait_for_output("oops\n")
+        # Both lines arrived while the sleep still runs: output is read incrementally.
+        assert live_members(pid)
+        running.scope.cancel(reason="test over")
+    assert live_members(pid) == []
