@@ -203,6 +203,15 @@ async def test_npm_run_test_rule_against_compound_and_plain_commands() -> None:
     assert watch.allowed
 
 
+async def test_a_denied_subcommand_denies_the_compound_command_even_in_bypass_mode() -> None:
+    rails = GuardRails.from_settings(
+        {"permissions": {"deny": ["Bash(rm:*)"], "defaultMode": "bypassPermissions"}}
+    )
+    verdict = await authorize(rails, "npm run test && rm -rf /")
+    assert (verdict.allowed, verdict.message) == (False, DENIED)
+    assert (await authorize(rails, "npm run test")).allowed
+
+
 async def test_and_and_inside_a_quoted_argument_is_one_command() -> None:
     rails = GuardRails.from_settings({"permissions": {"allow": ["Bash(git commit:*)"]}})
     assert (await authorize(rails, 'git commit -m "build && test"')).allowed

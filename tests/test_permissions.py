@@ -119,6 +119,19 @@ async def test_the_tools_own_deny_beats_allow_rules_and_bypass() -> None:
     assert await decide(empty, "x") == DENIED  # a deny without text gets the standard one
 
 
+async def test_a_deny_rule_catches_any_part_of_a_compound_command() -> None:
+    deny = ("Bash(rm:*)",)
+    assert await decide(Shell(), "ls && rm -rf /", deny=deny, mode="bypass") == DENIED
+    assert await decide(Shell(), "echo $(rm -rf /)", deny=deny, allow=("Bash",)) == DENIED
+    assert await decide(Shell(ALLOW), "ls && sudo rm -rf /", deny=deny, hook="allow") == DENIED
+    assert await decide(Shell(ALLOW), "ls && echo 'rm'", deny=deny) == ALLOW
+
+
+async def test_an_ask_rule_catches_any_part_of_a_compound_command() -> None:
+    ask = ("Bash(git push:*)",)
+    assert await decide(Shell(ALLOW), "git add . && git push", ask=ask, mode="bypass") == ASK
+
+
 async def test_content_ask_survives_bypass_and_allow_rules() -> None:
     result = await decide(
         Shell(ALLOW), "git push origin", ask=("Bash(git push:*)",), allow=("Bash",), mode="bypass"

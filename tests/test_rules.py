@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec._rules import PermissionRule, match_bash_rule, match_path_rule, split_bash_command
+from trioexec._rules import (
+    PermissionRule,
+    match_bash_rule,
+    match_path_rule,
+    matching_rules,
+    split_bash_command,
+)
 
 # --- parsing ------------------------------------------------------------------------------
 
@@ -133,6 +139,51 @@ def test_split_bash_command(command: str, parts: tuple[str, ...]) -> None:
 )
 def test_match_bash_rule(content: str, command: str, expected: bool) -> None:
     assert match_bash_rule(content, command) is expected
+
+
+@pytest.mark.parametrize(
+    ("content", "command", "expected"),
+    [
+        ("rm:*", "rm -rf /", True),
+        ("rm:*", "ls && rm -rf /", True),
+        ("rm:*", "ls; rm x", True),
+        ("rm:*", "cat x | rm y", True),
+        ("rm:*", "ls && sudo rm -rf /", True),
+        ("rm:*", "FOO=1 BAR='a b' rm -rf x", True),
+        ("rm:*", "timeout 5 rm x", True),
+        ("rm:*", "nice -n 10 rm x", True),
+        ("rm:*", "env rm x", True),
+        ("rm:*", "find . -name '*.o' | xargs rm", True),
+        ("rm:*", "(cd /tmp && rm -rf x)", True),
+        ("rm:*", "{ rm -rf x; }", True),
+        ("rm:*", "if true; then rm -rf /; fi", True),
+        ("rm:*", "echo $(rm -rf /)", True),
+        ("rm:*", 'echo "$(echo $(rm -rf /))"', True),
+        ("rm:*", "echo `rm -rf /`", True),
+        ("rm:*", "diff <(rm x) y", True),
+        ("rm:*", "echo 'rm -rf /'", False),  # quoted text runs nothing
+        ("rm:*", "echo '$(rm -rf /)'", False),
+        ("rm:*", "rmdir x", False),
+        ("rm:*", "ls -la", False),
+        ("git push:*", "git add . && git push origin main", True),
+        ("curl *", "ls && curl http://x", True),
+        ("rm -rf /", "ls && rm -rf /", True),
+    ],
+)
+def test_deny_and_ask_rules_match_any_part(content: str, command: str, expected: bool) -> None:
+    assert match_bash_rule(content, command, behavior="deny") is expected
+    assert match_bash_rule(content, command, behavior="ask") is expected
+    with matching_rules("deny"):
+        assert match_bash_rule(content, command) is expected
+
+
+def test_matching_rules_is_scoped() -> None:
+    with matching_rules("deny"):
+        assert match_bash_rule("rm:*", "ls && rm x")
+        with matching_rules("allow"):
+            assert not match_bash_rule("rm:*", "ls && rm x")
+        assert match_bash_rule("rm:*", "ls && rm x")
+    assert not match_bash_rule("rm:*", "ls && rm x")
 
 
 _words = st.text(alphabet="abcxyz-_./ =", min_size=1, max_size=12)

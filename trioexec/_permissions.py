@@ -16,7 +16,10 @@ the mode; :func:`check_permission_chain` walks the decision order:
 
 Content rules are matched by the tool itself (``Tool.match_rule_content``),
 since only the tool knows whether ``Bash(npm test:*)`` or ``Read(./src/**)``
-applies to its input.  Rules name a tool by its name or a deprecated alias.
+applies to its input.  Deny and ask rules are matched inside
+:func:`~trioexec._rules.matching_rules`, so a shell command is caught by them
+when any part of it matches, while an allow rule must cover every part.
+Rules name a tool by its name or a deprecated alias.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
-from ._rules import PermissionRule
+from ._rules import PermissionRule, RuleBehavior, matching_rules
 from ._tool import PermissionResult
 
 if TYPE_CHECKING:
@@ -43,7 +46,6 @@ __all__ = [
 ]
 
 PermissionMode: TypeAlias = Literal["default", "bypass"]
-RuleBehavior: TypeAlias = Literal["allow", "ask", "deny"]
 HookDecision: TypeAlias = Literal["allow", "ask"]
 
 
@@ -115,11 +117,7 @@ class PermissionContext:
         return found.whole, found.contents
 
     def rule_contents(self, tool_name: str, behavior: RuleBehavior) -> tuple[str, ...]:
-        """The contents of the ``tool_name(content)`` rules of ``behavior``, in order.
-
-        For a tool's own ``check_permissions`` (e.g. a shell tool that treats a
-        compound command as denied when any subcommand matches a deny rule).
-        """
+        """The contents of the ``tool_name(content)`` rules of ``behavior``, in order."""
         return self._index.get((behavior, tool_name), _NO_RULES).contents
 
     def with_mode(self, mode: PermissionMode) -> PermissionContext:
@@ -175,12 +173,12 @@ async def check_permission_chain(
     ask = _rules_for(index, tool, "ask")
     if ask.whole:
         return PermissionResult.ask()
-    if any(tool.match_rule_content(c, parsed_input, ctx) for c in deny.contents):
+    if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny"):
         return PermissionResult.deny(permission_denied_message(name))
     own = tool_check if tool_check is not None else await tool.check_permissions(parsed_input, ctx)
     if own.behavior == "deny":
         return PermissionResult.deny(own.message or permission_denied_message(name))
-    if any(tool.match_rule_content(c, parsed_input, ctx) for c in ask.contents):
+    if _any_rule_matches(tool, ask.contents, parsed_input, ctx, "ask"):
         return PermissionResult.ask()
     allowed = own if own.behavior == "allow" else PermissionResult.allow()
     if hook_decision == "allow":
@@ -190,8 +188,21 @@ async def check_permission_chain(
     if permissions.mode == "bypass":
         return allowed
     allow = _rules_for(index, tool, "allow")
-    if allow.whole or any(tool.match_rule_content(c, parsed_input, ctx) for c in allow.contents):
+    if allow.whole or _any_rule_matches(tool, allow.contents, parsed_input, ctx, "allow"):
         return allowed
     if own.behavior == "allow":
         return own
     return PermissionResult.ask(own.message)
+
+
+def _any_rule_matches(
+    tool: Tool[Any],
+    contents: tuple[str, ...],
+    parsed_input: object,
+    ctx: CallContext,
+    behavior: RuleBehavior,
+) -> bool:
+    if not contents:
+        return False
+    with matching_rules(behavior):
+        return any(tool.match_rule_content(c, parsed_input, ctx) for c in contents)

@@ -9,21 +9,25 @@ so the matching rules are tested without an event loop.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 __all__ = [
     "PermissionRule",
+    "RuleBehavior",
     "match_bash_rule",
     "match_path_rule",
+    "matching_rules",
     "split_bash_command",
 ]
 
@@ -199,28 +203,149 @@ def _split(command: str) -> tuple[_Subcommand, ...]:
     return tuple(pieces)
 
 
-def match_bash_rule(content: str, command: str) -> bool:
-    """Whether the ``Bash(content)`` rule covers the whole ``command``.
+RuleBehavior: TypeAlias = Literal["allow", "ask", "deny"]
+
+_matching: contextvars.ContextVar[RuleBehavior] = contextvars.ContextVar(
+    "trioexec_matching_rules", default="allow"
+)
+
+
+@contextlib.contextmanager
+def matching_rules(behavior: RuleBehavior) -> Iterator[None]:
+    """Within the block, rule matchers know they are matching ``behavior`` rules.
+
+    The permission chain wraps its deny and ask rule matching in this, so that a
+    tool's ``match_rule_content`` (which has no way to be told) matches a
+    compound shell command the way a deny or ask rule needs: by any part.
+    """
+    token = _matching.set(behavior)
+    try:
+        yield
+    finally:
+        _matching.reset(token)
+
+
+def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior | None = None) -> bool:
+    """Whether the ``Bash(content)`` rule applies to ``command``.
 
     ``content`` ending in ``:*`` is a prefix (``npm run test:*`` covers
     ``npm run test`` and ``npm run test -- x`` but not ``npm run testing``);
     content with an unescaped ``*`` is a wildcard pattern (``\\*`` is a literal
     star; a trailing `` *`` also covers the bare command, so ``git *`` covers
     ``git``); anything else is exact.  An exact rule covers the identical full
-    command line.  Otherwise the command is split (:func:`split_bash_command`)
-    and every subcommand must be covered on its own, so ``npm run test && rm
-    -rf /`` is not covered by ``npm run test:*``.  A subcommand containing a
-    command substitution (``$(...)``, backticks, ``<(...)``) is never covered
-    by a prefix or wildcard rule.
+    command line.
+
+    For an allow rule (the default) the command is otherwise split
+    (:func:`split_bash_command`) and every subcommand must be covered on its
+    own, so ``npm run test && rm -rf /`` is not covered by ``npm run test:*``;
+    a subcommand containing a command substitution (``$(...)``, backticks,
+    ``<(...)``) is never covered by a prefix or wildcard rule.
+
+    For a deny or ask rule one part is enough: any subcommand, any command
+    inside a substitution, each also with leading environment assignments,
+    grouping (``(``, ``{``), shell keywords (``then``, ``do``...) and common
+    wrappers (``sudo``, ``env``, ``nohup``, ``nice``, ``timeout N``...)
+    removed.  So ``Bash(rm:*)`` in ``deny`` catches ``ls && sudo rm -rf /``.
+
+    ``behavior`` defaults to the one set by :func:`matching_rules` ("allow"
+    outside it).
     """
     content = content.strip()
     if command.strip() == content:
         return True
+    matcher = _bash_matcher(content)
+    if (behavior or _matching.get()) != "allow":
+        return any(matcher(part) for part in _parts_to_deny(command))
     subcommands = _split(command)
     if not subcommands:
         return False
-    matcher = _bash_matcher(content)
     return all(not sub.opaque and matcher(sub.text) for sub in subcommands)
+
+
+_PREFIXES = re.compile(
+    r"""^(?:
+        [A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|\S)*   # VAR=value
+        | [({!]
+        | (?:then|do|else|elif|if|while|until|time|nohup|env|command|exec|sudo|xargs)(?=\s)
+        | nice(?:\s+-n)?\s+-?\d+
+        | timeout(?:\s+-\S+)*\s+\S+
+    )\s*""",
+    re.VERBOSE,
+)
+
+
+def _parts_to_deny(command: str, depth: int = 0) -> Iterator[str]:
+    """Every simple command a deny rule should see, with wrappers peeled off."""
+    for sub in _split(command):
+        text = sub.text
+        yield text
+        while match := _PREFIXES.match(text):
+            if not match.group():
+                break
+            text = text[match.end() :]
+            yield text
+        trimmed = text.rstrip(")} \t")
+        if trimmed != text:
+            yield trimmed
+        if sub.opaque and depth < 8:
+            for body in _substitution_bodies(sub.text):
+                yield from _parts_to_deny(body, depth + 1)
+
+
+def _substitution_bodies(text: str) -> list[str]:
+    """The insides of ``$(...)``, ``<(...)``, ``>(...)`` and backticks (not in single quotes)."""
+    bodies: list[str] = []
+    i, n = 0, len(text)
+    in_double = False
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "'" and not in_double:
+            end = text.find("'", i + 1)
+            i = n if end < 0 else end + 1
+            continue
+        if c == '"':
+            in_double = not in_double
+        elif c == "`":
+            end = i + 1
+            while end < n and text[end] != "`":
+                end += 2 if text[end] == "\\" else 1
+            bodies.append(text[i + 1 : end])
+            i = end + 1
+            continue
+        elif c in "$<>" and text[i + 1 : i + 2] == "(" and (c == "$" or not in_double):
+            end = _closing_paren(text, i + 1)
+            bodies.append(text[i + 2 : end])
+            i = end + 1
+            continue
+        i += 1
+    return bodies
+
+
+def _closing_paren(text: str, open_at: int) -> int:
+    depth = 0
+    quote: str | None = None
+    i = open_at
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if quote is not None:
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return len(text)
 
 
 @functools.lru_cache(maxsize=512)
