@@ -61,7 +61,12 @@ async def resolve_path(raw: str, *, cwd: Path, root: Path | None) -> Path:
 
 
 def display_path(path: Path, cwd: Path) -> str:
-    """``path`` relative to ``cwd`` when it lies under it (shorter output), else absolute."""
+    """``path`` relative to ``cwd`` when it lies under it (shorter output), else absolute.
+
+    With ``/`` as the working directory every path stays absolute.
+    """
+    if cwd.parent == cwd:
+        return str(path)
     try:
         return str(path.relative_to(cwd))
     except ValueError:

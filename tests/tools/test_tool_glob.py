@@ -1,0 +1,115 @@
+"""The Glob tool: patterns, ordering, truncation and bad input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from trioexec import CallContext, ToolUse
+from trioexec.tools import GlobInput, GlobTool
+from trioexec.tools._glob import MAX_RESULTS, TRUNCATED_NOTE
+from trioexec.tools._globs import compile_glob, expand_braces
+
+
+def context(cwd: Path) -> CallContext:
+    return CallContext(tool_use=ToolUse("toolu_1", "Glob", {}), cwd=cwd)
+
+
+async def glob(cwd: Path, pattern: str, path: str | None = None, root: Path | None = None) -> str:
+    tool = GlobTool(root)
+    data = GlobInput(pattern, path)
+    problem = await tool.validate_input(data, context(cwd))
+    if problem is not None:
+        return problem
+    return await tool.call(data, context(cwd), lambda _: None)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    files = ["a.py", "b.txt", "src/c.py", "src/deep/d.py", "src/e.ts", ".git/hook.py"]
+    for age, name in enumerate(files):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(name)
+        os.utime(path, (1_000_000 + age, 1_000_000 + age))  # later in the list = newer
+    return tmp_path
+
+
+async def test_star_stays_in_one_directory(tree: Path) -> None:
+    assert await glob(tree, "*.py") == "a.py"
+
+
+async def test_double_star_descends_newest_first(tree: Path) -> None:
+    assert await glob(tree, "**/*.py") == "src/deep/d.py\nsrc/c.py\na.py"
+
+
+async def test_braces_give_alternatives(tree: Path) -> None:
+    assert await glob(tree, "src/*.{py,ts}") == "src/e.ts\nsrc/c.py"
+
+
+async def test_path_sets_the_directory(tree: Path) -> None:
+    assert await glob(tree, "*.py", "src") == "src/c.py"
+
+
+async def test_results_outside_the_cwd_are_absolute(tree: Path) -> None:
+    assert await glob(tree / "src", "*.py", str(tree)) == str(tree / "a.py")
+
+
+async def test_an_absolute_pattern(tree: Path) -> None:
+    assert await glob(Path("/"), f"{tree}/src/**/*.py") == (
+        f"{tree}/src/deep/d.py\n{tree}/src/c.py"
+    )
+
+
+async def test_no_match(tree: Path) -> None:
+    assert await glob(tree, "*.rs") == "No files found"
+
+
+async def test_many_matches_are_truncated(tmp_path: Path) -> None:
+    for i in range(MAX_RESULTS + 5):
+        (tmp_path / f"f{i:03}.txt").write_text("")
+        os.utime(tmp_path / f"f{i:03}.txt", (1_000_000, 1_000_000))
+    lines = (await glob(tmp_path, "*.txt")).split("\n")
+    assert len(lines) == MAX_RESULTS + 1
+    assert lines[0] == "f000.txt"
+    assert lines[-1] == TRUNCATED_NOTE
+
+
+async def test_missing_directory_and_a_file_as_directory(tree: Path) -> None:
+    assert await glob(tree, "*", "nope") == "Directory does not exist: nope"
+    assert await glob(tree, "*", "a.py") == "Path is not a directory: a.py"
+
+
+async def test_bad_patterns(tree: Path) -> None:
+    assert await glob(tree, "") == "Invalid glob pattern '': the pattern is empty"
+    assert await glob(tree, "*/../*") == (
+        "Invalid glob pattern '*/../*': '..' may only come before the first wildcard."
+    )
+
+
+async def test_the_root_cannot_be_left(tree: Path) -> None:
+    root = tree / "src"
+    message = f"is outside the workspace root {root}"
+    assert message in await glob(root, "*", "..", root=root)
+    assert message in await glob(root, "../*.py", root=root)
+    assert message in await glob(root, f"{tree}/*.py", root=root)
+    assert await glob(root, "**/*.py", root=root) == "deep/d.py\nc.py"
+
+
+def test_glob_translation() -> None:
+    assert compile_glob("**/*.py").fullmatch("a/b/c.py")
+    assert compile_glob("**/*.py").fullmatch("c.py")
+    assert not compile_glob("*.py").fullmatch("a/c.py")
+    assert compile_glob("src/**").fullmatch("src/x/y")
+    assert compile_glob("[!a]?.txt").fullmatch("bc.txt")
+    assert not compile_glob("[!a]?.txt").fullmatch("ac.txt")
+    assert expand_braces("{a,b{c,d}}.x") == ["a.x", "bc.x", "bd.x"]
+    assert expand_braces("HEAD@{1}") == ["HEAD@{1}"]
+
+
+def test_declared_behaviour() -> None:
+    tool = GlobTool()
+    assert tool.is_concurrency_safe(GlobInput("*"))
+    assert tool.interrupt_behavior == "cancel"

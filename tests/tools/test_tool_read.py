@@ -1,0 +1,217 @@
+"""The Read tool: numbered lines, windows, images, and every kind of bad path."""
+
+from __future__ import annotations
+
+import base64
+import math
+import os
+from pathlib import Path
+
+import pytest
+import trio
+
+from trioexec import CallContext, ImageBlock, PermissionResult, ToolUse, run_tools
+from trioexec.tools import FileToolError, ReadInput, ReadTool
+from trioexec.tools._read import DEFAULT_LIMIT, EMPTY_FILE_WARNING, MAX_LINE_CHARS, MAX_OUTPUT_CHARS
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+def context(cwd: Path) -> CallContext:
+    return CallContext(tool_use=ToolUse("toolu_1", "Read", {}), cwd=cwd)
+
+
+async def read(cwd: Path, file_path: str, tool: ReadTool | None = None, **kw: int) -> object:
+    tool = tool or ReadTool()
+    data = ReadInput(file_path, **kw)
+    problem = await tool.validate_input(data, context(cwd))
+    if problem is not None:
+        return problem
+    return await tool.call(data, context(cwd), lambda _: None)
+
+
+async def test_lines_are_numbered_cat_n_style(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\nbeta\n\tgamma")
+    assert await read(tmp_path, "a.txt") == "     1\talpha\n     2\tbeta\n     3\t\tgamma"
+
+
+async def test_offset_and_limit_choose_a_window(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    assert await read(tmp_path, "a.txt", offset=4, limit=2) == "     4\tline 4\n     5\tline 5"
+    assert await read(tmp_path, "a.txt", offset=0, limit=1) == "     1\tline 1"
+
+
+async def test_absolute_paths_work_and_relative_ones_use_the_call_cwd(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("x\n")
+    assert await read(tmp_path / "sub", "a.txt") == "     1\tx"
+    assert await read(Path("/"), str(tmp_path / "sub" / "a.txt")) == "     1\tx"
+
+
+async def test_crlf_line_ends_are_not_shown(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"one\r\ntwo\r\n")
+    assert await read(tmp_path, "a.txt") == "     1\tone\n     2\ttwo"
+
+
+async def test_invalid_utf8_is_replaced_not_fatal(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_bytes(b"caf\xe9\n")
+    assert await read(tmp_path, "a.txt") == "     1\tcaf\ufffd"
+
+
+async def test_empty_file_gets_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "empty.txt").write_text("")
+    assert await read(tmp_path, "empty.txt") == EMPTY_FILE_WARNING
+
+
+async def test_offset_past_the_end_says_how_long_the_file_is(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("1\n2\n3\n")
+    assert await read(tmp_path, "a.txt", offset=10) == (
+        "<system-reminder>Warning: the file exists but is shorter than the provided "
+        "offset (10). The file has 3 lines.</system-reminder>"
+    )
+
+
+async def test_long_lines_are_cut(tmp_path: Path) -> None:
+    (tmp_path / "min.js").write_text("x" * (MAX_LINE_CHARS + 500))
+    out = await read(tmp_path, "min.js")
+    assert out == "     1\t" + "x" * MAX_LINE_CHARS + " [line truncated]"
+
+
+async def test_default_window_stops_with_a_hint(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("".join(f"{i}\n" for i in range(1, DEFAULT_LIMIT + 501)))
+    out = await read(tmp_path, "big.txt")
+    assert isinstance(out, str)
+    assert out.count("\n") == DEFAULT_LIMIT - 1 + 2
+    assert out.endswith(
+        f"(Showing lines 1-{DEFAULT_LIMIT}; the file has more. Use offset={DEFAULT_LIMIT + 1} "
+        "to read on.)"
+    )
+
+
+async def test_an_explicit_limit_gets_no_hint(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("1\n2\n3\n")
+    assert await read(tmp_path, "a.txt", limit=2) == "     1\t1\n     2\t2"
+
+
+async def test_output_is_capped_at_whole_lines(tmp_path: Path) -> None:
+    (tmp_path / "wide.txt").write_text(("y" * 1500 + "\n") * 200)
+    out = await read(tmp_path, "wide.txt")
+    assert isinstance(out, str)
+    body, _, hint = out.rpartition("\n\n")
+    assert len(body) <= MAX_OUTPUT_CHARS
+    assert body.endswith("y" * 1500)
+    shown = body.count("\n") + 1
+    assert (
+        hint == f"(Showing lines 1-{shown}; the file has more. Use offset={shown + 1} to read on.)"
+    )
+
+
+async def test_images_come_back_as_image_blocks(tmp_path: Path) -> None:
+    (tmp_path / "dot.png").write_bytes(PNG)
+    out = await read(tmp_path, "dot.png")
+    assert out == (
+        ImageBlock(
+            {"type": "base64", "media_type": "image/png", "data": base64.b64encode(PNG).decode()}
+        ),
+    )
+
+
+async def test_missing_file(tmp_path: Path) -> None:
+    assert await read(tmp_path, "nope.txt") == "File does not exist: nope.txt"
+    assert await read(tmp_path, "nope/deeper.txt") == "File does not exist: nope/deeper.txt"
+
+
+async def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    assert await read(tmp_path, "dir") == (
+        "dir is a directory, not a file. Use Glob (or Bash with ls) to list a directory."
+    )
+
+
+async def test_binary_files_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "prog.bin").write_bytes(b"\x7fELF\x00\x01\x02")
+    assert await read(tmp_path, "prog.bin") == (
+        "prog.bin is a binary file. Read shows text files and images (png, jpg, gif, webp) only."
+    )
+
+
+async def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with trio.fail_after(5):
+        assert await read(tmp_path, "pipe") == (
+            "pipe is not a regular file (a device, socket or pipe)."
+        )
+
+
+async def test_bad_offset_and_limit(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x\n")
+    assert await read(tmp_path, "a.txt", offset=-1) == "offset must be a line number >= 1"
+    assert await read(tmp_path, "a.txt", limit=0) == "limit must be at least 1"
+
+
+async def test_paths_outside_the_root_are_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "secret.txt").write_text("s\n")
+    (root / "ok.txt").write_text("ok\n")
+    (root / "link.txt").symlink_to(tmp_path / "secret.txt")
+    tool = ReadTool(root)
+    assert await read(root, "ok.txt", tool) == "     1\tok"
+    outside = (
+        f"Path {{}} is outside the workspace root {root}; "
+        "only files under the workspace root can be used."
+    )
+    assert await read(root, "../secret.txt", tool) == outside.format("../secret.txt")
+    assert await read(root, str(tmp_path / "secret.txt"), tool) == outside.format(
+        tmp_path / "secret.txt"
+    )
+    assert await read(root, "link.txt", tool) == outside.format("link.txt")
+
+
+async def test_call_rechecks_what_validation_saw(tmp_path: Path) -> None:
+    tool = ReadTool()
+    with pytest.raises(FileToolError, match=r"\AFile does not exist: gone\.txt\Z"):
+        await tool.call(ReadInput("gone.txt"), context(tmp_path), lambda _: None)
+
+
+async def test_permissions_allow_reading_inside_the_working_directory(tmp_path: Path) -> None:
+    tool = ReadTool()
+    ctx = context(tmp_path)
+    assert await tool.check_permissions(ReadInput("a.txt"), ctx) == PermissionResult.allow()
+    assert await tool.check_permissions(ReadInput("/etc/hosts"), ctx) == (
+        PermissionResult.passthrough()
+    )
+
+
+def test_rule_content_is_a_path_pattern(tmp_path: Path) -> None:
+    tool = ReadTool()
+    ctx = context(tmp_path)
+    assert tool.match_rule_content("./secrets/**", ReadInput("secrets/key.pem"), ctx)
+    assert tool.match_rule_content("*.env", ReadInput(str(tmp_path / "app" / ".env")), ctx)
+    assert not tool.match_rule_content("./secrets/**", ReadInput("src/main.py"), ctx)
+
+
+def test_declared_behaviour() -> None:
+    tool = ReadTool()
+    assert tool.max_result_size_chars == math.inf
+    assert tool.is_concurrency_safe(ReadInput("x"))
+    assert tool.interrupt_behavior == "cancel"
+    assert tool.cancels_siblings_on_error is False
+
+
+async def test_through_the_runtime(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("hello\n")
+    uses = [
+        ToolUse("toolu_1", "Read", {"file_path": "a.txt"}),
+        ToolUse("toolu_2", "Read", {"file_path": "missing.txt"}),
+        ToolUse("toolu_3", "Read", {"file_path": "a.txt", "offset": "1"}),
+    ]
+    outcome = await run_tools(uses, [ReadTool()], cwd=tmp_path)
+    ok, missing, bad_type = outcome.results
+    assert (ok.is_error, ok.content) == (False, "     1\thello")
+    assert missing.is_error
+    assert missing.content == "<tool_use_error>File does not exist: missing.txt</tool_use_error>"
+    assert bad_type.is_error
+    assert "InputValidationError: Read failed" in bad_type.text
