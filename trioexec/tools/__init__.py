@@ -18,6 +18,7 @@ from ._bash import ShellSpawnError as ShellSpawnError
 from ._bash import ShellTimeoutError as ShellTimeoutError
 from ._bash_classifier import is_read_only_command as is_read_only_command
 from ._bash_classifier import split_command as split_command
+from ._bash_classifier import stays_in_working_directory as stays_in_working_directory
 from ._edit import EditInput as EditInput
 from ._edit import EditTool as EditTool
 from ._glob import GlobInput as GlobInput
@@ -64,6 +65,7 @@ __all__ = [
     "live_group_members",
     "run_process_group",
     "split_command",
+    "stays_in_working_directory",
 ]
 
 
