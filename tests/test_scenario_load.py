@@ -7,9 +7,13 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trioexec._scenario._load import (
     ScenarioError,
+    _call_validator,
+    _plainly_valid_call,
     check_document,
     load_scenario,
     parse_scenario,
@@ -230,3 +234,28 @@ def test_not_utf8(tmp_path: Path) -> None:
     path.write_bytes(b'{"name": "\xff"}')
     with pytest.raises(ScenarioError, match=r"not UTF-8 text \(byte 10\)"):
         read_document(path)
+
+
+json_scalars = (
+    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text(max_size=3)
+)
+call_like = st.dictionaries(
+    st.sampled_from(["id", "name", "at", "input", "sleep"]),
+    json_scalars | st.dictionaries(st.text(max_size=2), json_scalars, max_size=2),
+    max_size=5,
+)
+
+
+@given(entry=call_like)
+@settings(max_examples=300, deadline=None)
+def test_fast_call_check_implies_the_schema(entry: dict[str, object]) -> None:
+    if _plainly_valid_call(entry):
+        assert _call_validator().is_valid(entry)
+
+
+def test_invalid_calls_are_reported_with_their_index() -> None:
+    calls: list[dict[str, object]] = [{"id": f"c{i}", "name": "Read"} for i in range(5)]
+    calls[3] = {"id": "c3", "name": 3}
+    assert messages(minimal(calls=calls)) == [
+        'calls[3] (id "c3").name: expected string, got number'
+    ]

@@ -87,6 +87,7 @@ class HookSpec:
     continue_: bool = True
     stop_reason: str | None = None
     error: str | None = None
+    blocking: bool = False
 
 
 @attrs.frozen

@@ -36,14 +36,15 @@ import trio
 import trio.testing
 
 from .._events import CallEvent, Observer
-from .._models import ResultUpdate, ToolResult, Update
+from .._models import JSONValue, ResultUpdate, ToolResult, Update
 from .._registry import ToolRegistry
+from .._tool import PermissionResult
 from .._turn import Turn
-from ..testing._scripted import ScriptedTool
 from ._load import ScenarioError, ScenarioIssue
 from ._report import RunEvent, ScenarioRun
 
 if TYPE_CHECKING:
+    from ..testing._scripted import ScriptedTool
     from ._model import ActionSpec, CallSpec, Scenario, ToolSpec
 
 __all__ = ["run_scenario", "run_scenario_sync", "scripted_tool"]
@@ -51,6 +52,8 @@ __all__ = ["run_scenario", "run_scenario_sync", "scripted_tool"]
 
 def scripted_tool(spec: ToolSpec) -> ScriptedTool:
     """The scripted tool a ``tools`` entry describes."""
+    from ..testing._scripted import ScriptedTool
+
     return ScriptedTool(
         spec.name,
         concurrency_safe=spec.concurrency_safe,
@@ -64,22 +67,26 @@ def scripted_tool(spec: ToolSpec) -> ScriptedTool:
 
 
 class _Recorder(Observer):
-    """Collects events relative to the run's start, with a canonical sort key."""
+    """Collects events; :meth:`events` puts them in canonical order, relative to the start."""
 
     def __init__(self, start: float, arrival: Mapping[str, int]) -> None:
         self._start = start
         self._arrival = arrival
-        self._seq = itertools.count()
-        self._events: list[tuple[float, int, int, RunEvent]] = []
+        self._raw: list[CallEvent] = []
 
     def call_event(self, event: CallEvent) -> None:
-        t = round(event.time - self._start, 6) + 0.0
-        order = self._arrival.get(event.tool_use_id, len(self._arrival))
-        recorded = RunEvent(t, event.tool_use_id, event.kind, event.data, event.reason)
-        self._events.append((t, order, next(self._seq), recorded))
+        self._raw.append(event)
 
     def events(self) -> tuple[RunEvent, ...]:
-        return tuple(item[3] for item in sorted(self._events, key=lambda item: item[:3]))
+        start, arrival, unknown = self._start, self._arrival, len(self._arrival)
+        keyed = []
+        for seq, event in enumerate(self._raw):
+            t = round(event.time - start, 6) + 0.0
+            order = arrival.get(event.tool_use_id, unknown)
+            run_event = RunEvent(t, event.tool_use_id, event.kind, event.data, event.reason)
+            keyed.append((t, order, seq, run_event))
+        keyed.sort(key=lambda item: item[:3])
+        return tuple(item[3] for item in keyed)
 
 
 async def run_scenario(scenario: Scenario, *, session_dir: Path | str) -> ScenarioRun:
@@ -277,17 +284,60 @@ async def _apply_budget(
 
 
 def _guard_rails(scenario: Scenario) -> object | None:
+    """The :class:`~trioexec._guard.GuardRails` of the scenario, or None when it has none."""
     if not scenario.uses_guard_rails:
         return None
     try:
-        from .._guard import GuardRails  # type: ignore[import-not-found, unused-ignore]
+        from .._guard import GuardRails
+        from .._hooks import HookSet
+        from .._permissions import PermissionContext
     except ImportError:
         raise _missing(
             "permissions, permission_mode, can_use_tool and hooks",
             "guard rails (trioexec._guard)",
         ) from None
-    guard: object = GuardRails  # wired once trioexec._guard lands
-    return guard
+    from ..testing._scripted_hooks import ScriptedHook
+
+    rules = scenario.permissions or {}
+    permissions = PermissionContext(
+        allow=rules.get("allow", ()),
+        ask=rules.get("ask", ()),
+        deny=rules.get("deny", ()),
+        mode=scenario.permission_mode,
+    )
+    hooks = HookSet()
+    for spec in scenario.hooks:
+        hook = ScriptedHook(
+            sleep=spec.sleep,
+            decision=spec.decision,
+            reason=spec.reason,
+            updated_input=spec.updated_input,
+            additional_context=spec.additional_context,
+            continue_=spec.continue_,
+            stop_reason=spec.stop_reason,
+            error=spec.error,
+            blocking=spec.blocking,
+        )
+        hooks = hooks.with_python_hook(spec.event, spec.matcher, hook)
+    answer = scenario.can_use_tool
+    return GuardRails(
+        permissions=permissions,
+        hooks=hooks,
+        can_use_tool=None if answer is None else _CanUseTool(answer == "allow"),
+    )
+
+
+class _CanUseTool:
+    """The application's fixed answer to every "ask"."""
+
+    def __init__(self, allow: bool) -> None:
+        self._allow = allow
+
+    async def __call__(
+        self, tool_name: str, tool_input: Mapping[str, JSONValue], tool_use_id: str
+    ) -> PermissionResult:
+        await trio.lowlevel.checkpoint()
+        return PermissionResult.allow() if self._allow else PermissionResult("deny")
 
 
 def _require_parameters(

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._models import ToolResult
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -85,7 +87,10 @@ def _apply(row: _Row, event: RunEvent, errors: set[str]) -> None:
         row.marks.append((event.t, "+"))
     elif event.kind == "completed":
         row.ended = event.t
-        row.is_error = row.tool_use_id in errors
+        if isinstance(event.data, ToolResult):
+            row.is_error = event.data.is_error
+        else:
+            row.is_error = row.tool_use_id in errors
         row.marks.append((event.t, "E" if row.is_error else "C"))
     elif event.kind == "cancelled":
         row.ended = event.t

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import trio
 
+from .._rules import match_bash_rule, match_path_rule
 from .._tool import PermissionResult, Tool, ToolOutput
 
 if TYPE_CHECKING:
@@ -151,6 +152,30 @@ class ScriptedTool(Tool["ScriptedInput"]):
         if self.permission == "ask":
             return PermissionResult.ask()
         return PermissionResult.allow()
+
+    def match_rule_content(
+        self,
+        content: str,
+        input: ScriptedInput,  # noqa: A002
+        ctx: CallContext,
+    ) -> bool:
+        """``Tool(content)`` rules: shell-style for ``command``, path-style for ``file_path``.
+
+        ``command`` is matched like the Bash tool's rules (``npm test:*``
+        prefixes, ``*`` wildcards, compound commands split); ``file_path`` like
+        file tools' gitignore-style patterns (relative to ``ctx.cwd``);
+        ``pattern`` like a command.  An input with none of them matches nothing.
+        """
+        command = input.get("command")
+        if isinstance(command, str):
+            return match_bash_rule(content, command)
+        file_path = input.get("file_path")
+        if isinstance(file_path, str):
+            return match_path_rule(content, file_path, cwd=ctx.cwd)
+        pattern = input.get("pattern")
+        if isinstance(pattern, str):
+            return match_bash_rule(content, pattern)
+        return False
 
     async def call(
         self,

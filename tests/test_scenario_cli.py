@@ -1,0 +1,226 @@
+"""``trioexec scenario run|validate``: output, flags, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from trioexec._cli import main
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def scenario(**extra: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "trioexec_scenario": 1,
+        "name": "cli",
+        "tools": [{"name": "Read", "concurrency_safe": True, "interrupt_behavior": "cancel"}],
+        "calls": [
+            {"id": "toolu_1", "name": "Read", "at": 0, "input": {"sleep": 1, "output": "A"}},
+            {"id": "toolu_2", "name": "Read", "at": 0.5, "input": {"sleep": 0.25, "output": "B"}},
+        ],
+    }
+    doc.update(extra)
+    return doc
+
+
+def write(tmp_path: Path, doc: object, name: str = "s.json") -> str:
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc), encoding="utf-8")
+    return str(path)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_prints_the_spec_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, scenario())
+    code, out, err = run(capsys, "scenario", "run", path, "--session-dir", str(tmp_path / "s"))
+    assert (code, err) == (0, "")
+    output = json.loads(out)
+    assert list(output) == [
+        "results",
+        "events",
+        "attachments",
+        "context",
+        "stopped_continuation",
+        "session_dir",
+    ]
+    assert output["results"] == [
+        {"tool_use_id": "toolu_1", "is_error": False, "content": "A"},
+        {"tool_use_id": "toolu_2", "is_error": False, "content": "B"},
+    ]
+    assert output["events"][:2] == [
+        {"t": 0.0, "id": "toolu_1", "kind": "queued"},
+        {"t": 0.0, "id": "toolu_1", "kind": "started"},
+    ]
+    assert {"t": 1.0, "id": "toolu_2", "kind": "released"} in output["events"]
+    assert output["session_dir"] == str(tmp_path / "s")
+    assert output["stopped_continuation"] is False
+
+
+def test_default_session_dir_is_a_fresh_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario())
+    code, out, _ = run(capsys, "scenario", "run", path)
+    assert code == 0
+    assert "trioexec-scenario-" in json.loads(out)["session_dir"]
+
+
+def test_timeline_flag_prints_the_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, scenario())
+    code, out, _ = run(capsys, "scenario", "run", path, "--session-dir", "x", "--timeline")
+    assert code == 0
+    assert out.startswith("scenario: cli (stream mode")
+    assert "toolu_2 Read" in out
+
+
+def test_trace_out_writes_chrome_trace_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario())
+    trace = tmp_path / "trace.json"
+    code, out, _ = run(
+        capsys, "scenario", "run", path, "--session-dir", "x", "--trace-out", str(trace)
+    )
+    assert code == 0
+    json.loads(out)
+    events = json.loads(trace.read_text("utf-8"))["traceEvents"]
+    spans = {(e["tid"], e["name"]) for e in events if e["ph"] == "X"}
+    assert (2, "waiting for release") in spans
+
+
+def test_trace_out_unwritable_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario())
+    bad = tmp_path / "missing" / "trace.json"
+    code, _, err = run(
+        capsys, "scenario", "run", path, "--session-dir", "x", "--trace-out", str(bad)
+    )
+    assert code == 2
+    assert err == f"trioexec scenario run: error: cannot write {bad}: No such file or directory\n"
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        (
+            "{not json",
+            "invalid JSON at line 1 column 2: Expecting property name enclosed in double quotes",
+        ),
+        (scenario(max_concurrency="3"), "max_concurrency: expected integer, got string"),
+        (
+            scenario(actions=[{"at": 1, "do": "explode"}]),
+            'actions[0].do: unknown action "explode" (expected "interrupt", "abort" or "discard")',
+        ),
+        (
+            scenario(calls=[{"id": "toolu_1", "name": "Read", "at": -0.5}]),
+            'calls[0] (id "toolu_1").at: must be a time >= 0, got -0.5',
+        ),
+        (
+            '{"trioexec_scenario": 1, "tools": [], "calls": [], '
+            '"actions": [{"at": Infinity, "do": "abort"}]}',
+            "actions[0].at: must be finite, got Infinity",
+        ),
+        (
+            scenario(calls=[{"id": "x", "name": "Read"}, {"id": "x", "name": "Read"}]),
+            'calls[1] (id "x").id: duplicate call id, already used by calls[0]',
+        ),
+    ],
+    ids=["invalid-json", "wrong-type", "unknown-do", "negative-time", "non-finite", "duplicate-id"],
+)
+def test_bad_input_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: object, message: str
+) -> None:
+    path = write(tmp_path, doc)
+    code, out, err = run(capsys, "scenario", "run", path)
+    assert code == 2
+    assert out == ""
+    assert err == f"trioexec scenario run: error: {path}: {message}\n"
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(tmp_path / "nope.json")
+    code, _, err = run(capsys, "scenario", "run", path)
+    assert code == 2
+    assert (
+        err
+        == f"trioexec scenario run: error: {path}: cannot read file: No such file or directory\n"
+    )
+
+
+def test_unknown_tool_call_is_not_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario(calls=[{"id": "t", "name": "Nope"}]))
+    code, out, _ = run(capsys, "scenario", "run", path, "--session-dir", "x")
+    assert code == 0
+    assert json.loads(out)["results"] == [
+        {
+            "tool_use_id": "t",
+            "is_error": True,
+            "content": "<tool_use_error>Error: No such tool available: Nope</tool_use_error>",
+        }
+    ]
+
+
+def test_validate_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, scenario())
+    assert run(capsys, "scenario", "validate", path) == (0, f"{path}: ok\n", "")
+
+
+def test_validate_lists_every_issue(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, scenario(mode="fast", tools=[{"name": "Read", "bogus": 1}]))
+    code, out, err = run(capsys, "scenario", "validate", path)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [  # document order: "mode" was written after "tools"
+        f'{path}: tools[0] (name "Read").bogus: unknown field',
+        f'{path}: mode: expected "stream" or "batch", got "fast"',
+    ]
+
+
+def test_validate_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(tmp_path / "nope.json")
+    code, _, err = run(capsys, "scenario", "validate", path)
+    assert code == 2
+    assert err.count("\n") == 1
+
+
+def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["scenario", "run"])
+    assert info.value.code == 2
+
+
+def test_real_process_has_no_traceback(tmp_path: Path) -> None:
+    path = write(tmp_path, scenario(calls=[{"id": 7, "name": "Read"}]))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from trioexec._cli import main; sys.exit(main())",
+            "scenario",
+            "run",
+            path,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert (
+        proc.stderr
+        == f"trioexec scenario run: error: {path}: calls[0].id: expected string, got number\n"
+    )
