@@ -255,7 +255,7 @@ def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior | None
         return True
     matcher = _bash_matcher(content)
     if (behavior or _matching.get()) != "allow":
-        return any(matcher(part) for part in _parts_to_deny(command))
+        return any(matcher(part) for part in _deny_parts(command))
     subcommands = _split(command)
     if not subcommands:
         return False
@@ -272,6 +272,11 @@ _PREFIXES = re.compile(
     )\s*""",
     re.VERBOSE,
 )
+
+
+@functools.lru_cache(maxsize=1024)
+def _deny_parts(command: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_parts_to_deny(command)))
 
 
 def _parts_to_deny(command: str, depth: int = 0) -> Iterator[str]:
