@@ -30,6 +30,8 @@ from ._turn import Turn
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
+    from ._guard import GuardRails
+
 __all__ = ["RunOutcome", "run_tools"]
 
 
@@ -64,6 +66,7 @@ async def run_tools(
     turn: Turn | None = None,
     context: Mapping[str, object] | None = None,
     max_concurrency: int | None = None,
+    guard: GuardRails | None = None,
     cwd: Path | None = None,
     session_dir: Path | None = None,
     observers: Iterable[Observer] = (),
@@ -79,6 +82,9 @@ async def run_tools(
         context: the shared context tools see; modifiers produce the returned one.
         max_concurrency: calls running at once in a safe batch (default: the
             environment variables of SPEC §2, else 10).
+        guard: permission rules, hooks and the ``can_use_tool`` callback
+            (:class:`GuardRails`); None: the tools' own permission checks decide
+            and an "ask" is refused.
         cwd / session_dir: passed to tools; ``session_dir`` enables persistence.
         observers: see :class:`Observer`.
         updates: an unbounded memory channel that receives progress at once and
@@ -107,6 +113,7 @@ async def run_tools(
         observers=ObserverSet(observers),
         cwd=cwd or Path.cwd(),
         session_dir=session_dir,
+        guard=guard,
     )
     core = RunCore(
         ToolRegistry.coerce(tools),

@@ -17,7 +17,9 @@ import trio
 
 from ._events import CallEvent, CancelReason, ObserverSet
 from ._format_error import format_tool_error
+from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from ._models import Attachment, JSONValue, ToolResult, ToolUse
+from ._permissions import permission_denied_message, permission_not_granted_message
 from ._results import (
     content_size,
     empty_placeholder,
@@ -25,7 +27,7 @@ from ._results import (
     is_content_empty,
     persistence_threshold,
 )
-from ._texts import CANCEL_MESSAGE, REJECT_MESSAGE, no_such_tool, tool_use_error
+from ._texts import no_such_tool, tool_use_error
 from ._tool import CallContext, ContextModifier, ContextState, ProgressSender, Tool, ToolOutput
 from ._turn import Turn
 from ._validation import CompiledTool, input_error_text, structuring_error
@@ -44,6 +46,7 @@ class CallEnv:
     observers: ObserverSet
     cwd: Path
     session_dir: Path | None = None
+    guard: GuardRails | None = None
 
 
 @attrs.frozen
@@ -91,10 +94,8 @@ async def run_tool_use(
     if compiled is None:
         return error_outcome(tool_id, no_such_tool(tool_use.name))
     tool = compiled.tool
-    if env.turn.aborted or env.turn.interrupted:
-        return CallOutcome(
-            ToolResult(tool_id, CANCEL_MESSAGE, is_error=True), cancel_reason="user_interrupted"
-        )
+    # Step 2 (turn already aborted) is the run core's: a call never starts once
+    # the turn is interrupted or aborted; it is answered without a lifecycle.
 
     if prevalidated is not None:
         parsed = prevalidated
@@ -102,7 +103,14 @@ async def run_tool_use(
         parsed, input_error = _validate_schema(compiled, tool_use.input)
         if input_error is not None:
             return error_outcome(tool_id, input_error)
-    ctx = CallContext(tool_use=tool_use, state=state, cwd=env.cwd, session_dir=env.session_dir)
+    guard = env.guard
+    ctx = CallContext(
+        tool_use=tool_use,
+        state=state,
+        cwd=env.cwd,
+        session_dir=env.session_dir,
+        permissions=guard.permissions if guard is not None else None,
+    )
     try:
         semantic_error = await tool.validate_input(parsed, ctx)
     except Exception as exc:
@@ -110,9 +118,36 @@ async def run_tool_use(
     if semantic_error is not None:
         return error_outcome(tool_id, tool_use_error(semantic_error))
 
-    denial = await _check_permission(tool, parsed, ctx)
-    if denial is not None:
-        return error_outcome(tool_id, denial)
+    raw_input = tool_use.input
+    attachments: tuple[Attachment, ...] = ()
+    stop_reason: str | None = None
+    if guard is None:
+        try:
+            denial = await _tool_permission_only(tool, parsed, ctx)
+        except Exception as exc:
+            denial = format_tool_error(exc)
+        if denial is not None:
+            return error_outcome(tool_id, denial)
+    else:
+        try:
+            verdict = await authorize_call(guard, tool, tool_use, parsed, ctx)
+        except Exception as exc:  # the tool's check or can_use_tool raised
+            return error_outcome(tool_id, format_tool_error(exc))
+        attachments, stop_reason = verdict.attachments, verdict.stop_reason
+        if not verdict.allowed:
+            text = verdict.message or permission_denied_message(tool.name)
+            return CallOutcome(
+                ToolResult(tool_id, text, is_error=True), attachments, stop_reason=stop_reason
+            )
+        if verdict.input != raw_input:  # a hook or the application replaced the input
+            raw_input = verdict.input
+            parsed, input_error = _validate_schema(compiled, raw_input)
+            if input_error is not None:
+                return CallOutcome(
+                    ToolResult(tool_id, input_error, is_error=True),
+                    attachments,
+                    stop_reason=stop_reason,
+                )
 
     observers = env.observers
     if observers:
@@ -120,8 +155,14 @@ async def run_tool_use(
     try:
         output = await tool.call(parsed, ctx, progress)
     except Exception as exc:
-        outcome = error_outcome(tool_id, format_tool_error(exc))
+        failure = format_tool_error(exc)
+        outcome = CallOutcome(
+            ToolResult(tool_id, failure, is_error=True), attachments, stop_reason=stop_reason
+        )
         on_returned(outcome)
+        if guard is not None and guard.hooks.entries:
+            after = await after_call(guard, tool, tool_use, raw_input, response=None, error=failure)
+            outcome = _with_post(outcome, after)
         return outcome
     finally:
         if observers:
@@ -134,12 +175,26 @@ async def run_tool_use(
     try:
         result = ToolResult(tool_id, tool.map_result(output))
     except Exception as exc:
-        outcome = error_outcome(tool_id, format_tool_error(exc))
+        result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
     else:
         result = await _finalize(tool, result, env.session_dir)
-        outcome = CallOutcome(result, context_modifier=modifier)
+    outcome = CallOutcome(result, attachments, modifier, stop_reason)
     on_returned(outcome)
+    if guard is not None and guard.hooks.entries:
+        after = await after_call(guard, tool, tool_use, raw_input, response=result, cwd=env.cwd)
+        outcome = _with_post(outcome, after)
     return outcome
+
+
+def _with_post(outcome: CallOutcome, after: PostToolUseVerdict) -> CallOutcome:
+    """Add what PostToolUse / PostToolUseFailure hooks said to a call's answer."""
+    if not after.attachments and after.stop_reason is None:
+        return outcome
+    return attrs.evolve(
+        outcome,
+        attachments=outcome.attachments + after.attachments,
+        stop_reason=outcome.stop_reason or after.stop_reason,
+    )
 
 
 async def _finalize(tool: Tool[Any], result: ToolResult, session_dir: Path | None) -> ToolResult:
@@ -173,14 +228,19 @@ def _validate_schema(
         return None, input_error_text(compiled.tool, structuring_error(exc))
 
 
-async def _check_permission(tool: Any, parsed: object, ctx: CallContext) -> str | None:  # noqa: ANN401
-    """The tool's own permission answer: None when allowed, else the denial text."""
-    try:
-        decision = await tool.check_permissions(parsed, ctx)
-    except Exception as exc:
-        return format_tool_error(exc)
+async def _tool_permission_only(
+    tool: Tool[Any],
+    parsed: object,
+    ctx: CallContext,
+) -> str | None:
+    """The permission chain with no rules, no hooks and no callback: the tool decides.
+
+    Same answers as ``GuardRails()`` without its checkpoints: allow runs the
+    call; deny, ask and passthrough (which asks, and nobody can answer) refuse.
+    """
+    decision = await tool.check_permissions(parsed, ctx)
     if decision.behavior == "allow":
         return None
     if decision.behavior == "deny":
-        return decision.message or REJECT_MESSAGE
-    return f"Claude requested permissions to use {tool.name}, but you haven't granted it yet."
+        return decision.message or permission_denied_message(tool.name)
+    return permission_not_granted_message(tool.name)

@@ -44,6 +44,7 @@ from ._turn import Turn
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
 
+    from ._guard import GuardRails
     from ._tool import ContextState, Tool
 
 __all__ = ["StreamingExecutor", "open_streaming_executor"]
@@ -175,6 +176,7 @@ async def open_streaming_executor(
     turn: Turn | None = None,
     context: Mapping[str, object] | None = None,
     max_concurrency: int | None = None,
+    guard: GuardRails | None = None,
     result_order: ResultOrder = "arrival",
     cwd: Path | None = None,
     session_dir: Path | None = None,
@@ -194,7 +196,7 @@ async def open_streaming_executor(
         max_concurrency: calls running at once (default: SPEC §2's variables, else 10).
         result_order: ``"arrival"`` (the ordered gate) or ``"completion"``
             (Claude Code's order: safe calls' results as they complete).
-        cwd / session_dir / observers / grace_period: as for :func:`run_tools`.
+        guard / cwd / session_dir / observers / grace_period: as for :func:`run_tools`.
 
     Raises:
         ConfigurationError: an invalid ``max_concurrency`` or ``result_order``.
@@ -210,6 +212,7 @@ async def open_streaming_executor(
         observers=ObserverSet(observers),
         cwd=cwd or Path.cwd(),
         session_dir=session_dir,
+        guard=guard,
     )
     core = RunCore(
         ToolRegistry.coerce(tools),
