@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
+import trio
 
 from trioexec import CallContext, ToolUse, run_tools
 from trioexec._validation import compile_tool
-from trioexec.tools import GrepInput, GrepTool
+from trioexec.tools import GrepInput, GrepTool, _grep
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -171,3 +173,29 @@ def test_declared_behaviour() -> None:
     tool = GrepTool()
     assert tool.is_concurrency_safe({"pattern": "x"})
     assert tool.interrupt_behavior == "cancel"
+
+
+async def test_a_cancelled_search_stops_between_files(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered = threading.Event()
+    proceed = threading.Event()
+    seen: list[bytes] = []
+    real = _grep.looks_binary
+
+    def held_on_first_file(head: bytes) -> bool:
+        seen.append(head)
+        if len(seen) == 1:
+            entered.set()
+            proceed.wait(10)
+        return real(head)
+
+    monkeypatch.setattr(_grep, "looks_binary", held_on_first_file)
+    with trio.fail_after(10), trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(GrepTool().call, {"pattern": "TODO"}, context(tree), print)
+            await trio.to_thread.run_sync(entered.wait, 10)
+            scope.cancel(reason="interrupt")
+            proceed.set()
+    assert scope.cancelled_caught
+    assert len(seen) == 1  # the worker thread noticed the cancellation before the next file
