@@ -28,6 +28,7 @@ import attrs
 import trio
 
 from ._hook_output import HookResult, parse_hook_json, result_from_output
+from .tools._process import live_group_members
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -142,36 +143,9 @@ async def _kill_group(process: trio.Process) -> None:
         pass
     await process.wait()
     delay = 0.001
-    while _group_alive(pgid):
+    while await trio.to_thread.run_sync(live_group_members, pgid):
         await trio.sleep(delay)
         delay = min(delay * 2, 0.05)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of group ``pgid`` is still running (zombies count as dead)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover
-        return True
-    try:
-        entries = os.listdir("/proc")
-    except OSError:  # pragma: no cover - no /proc: trust killpg (zombies look alive)
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
 
 
 def interpret_command_run(run: CommandRun, command: str, event: str) -> HookResult:
