@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -13,7 +13,10 @@ from trioexec._permissions import (
     permission_denied_message,
     permission_not_granted_message,
 )
-from trioexec._rules import PermissionRule, match_bash_rule
+from trioexec._rules import PermissionRule, match_bash_rule, match_path_rule
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Input = dict[str, Any]
 
@@ -200,6 +203,36 @@ async def test_rules_naming_a_deprecated_alias_apply() -> None:
 
 async def test_other_tools_rules_do_not_apply() -> None:
     assert await decide(Shell(ALLOW), "ls", deny=("Read", "Bash2", "Bas")) == ALLOW
+
+
+class Reader(Tool[Input]):
+    """A Read-like tool: content rules are gitignore-style path patterns."""
+
+    name = "Read"
+
+    async def check_permissions(self, input: Input, ctx: CallContext) -> PermissionResult:  # noqa: A002
+        return PermissionResult.allow()
+
+    def match_rule_content(self, content: str, input: Input, ctx: CallContext) -> bool:  # noqa: A002
+        return match_path_rule(content, input["file_path"], cwd=ctx.cwd)
+
+
+async def test_path_rules_for_file_tools(tmp_path: Path) -> None:
+    permissions = PermissionContext(deny=["Read(./secrets/**)"], ask=["Read(//etc/**)"])
+
+    async def read(path: str) -> PermissionResult:
+        use = ToolUse("toolu_1", "Read", {"file_path": path})
+        ctx = CallContext(use, cwd=tmp_path)
+        return await check_permission_chain(Reader(), dict(use.input), ctx, permissions)
+
+    assert await read(str(tmp_path / "secrets" / "key.pem")) == PermissionResult.deny(
+        permission_denied_message("Read")
+    )
+    assert await read("secrets/nested/token") == PermissionResult.deny(
+        permission_denied_message("Read")
+    )
+    assert await read("/etc/passwd") == ASK
+    assert await read("src/app.py") == ALLOW
 
 
 def test_permission_context_rules() -> None:
