@@ -248,14 +248,6 @@ async def test_the_first_failure_in_time_names_the_description(
     assert results["late-arrival"].content == "exit 1"
 
 
-SAME_INSTANT_REASON = (
-    "the sibling-error description is fixed by the first cascading failure processed; an "
-    "earlier-arrived call failing later in the same virtual instant does not take it over "
-    "for answers already built (RunCore._synthetic runs before the instant ends)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=SAME_INSTANT_REASON)
 async def test_same_instant_description_for_an_executing_sibling(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -276,7 +268,6 @@ async def test_same_instant_description_for_an_executing_sibling(
     assert results["D"].content == sibling("Late(one)")
 
 
-@pytest.mark.xfail(strict=True, reason=SAME_INSTANT_REASON)
 async def test_same_instant_description_in_completion_order(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -651,11 +642,6 @@ async def test_discard_with_nothing_executing(recorder: Recorder) -> None:
     assert all(isinstance(u, ResultUpdate) for u in executor.drain_nowait())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="discard() leaves calls that were still queued without a cancelled event "
-    "(SPEC §8: every call gets queued then exactly one of completed/cancelled)",
-)
 async def test_discard_cancels_queued_calls_in_events(
     autojump_clock: trio.testing.MockClock, recorder: Recorder
 ) -> None:

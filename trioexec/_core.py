@@ -309,14 +309,21 @@ class RunCore:
     def _release_in_completion_order(self) -> None:
         calls = self.calls
         index = self._next_release
+        earlier_all_answered = True
         while index < len(calls):
             call = calls[index]
             if call.state == "queued":
                 self._settle_unstartable(call)
-            if call.state == "completed":
+            if call.state == "completed" and (
+                earlier_all_answered or not self._is_sibling_cancelled(call)
+            ):
+                # A sibling-error answer waits for every earlier call: an earlier
+                # call failing later in the same instant still names the error.
                 self._release(call)
             elif call.state == "executing" and not call.safe:
                 break
+            if call.state in ("queued", "executing"):
+                earlier_all_answered = False
             if index == self._next_release and call.state == "released":
                 self._next_release += 1
             index += 1
@@ -342,10 +349,16 @@ class RunCore:
         call.outcome = self._synthetic(call, reason, started=False)
         self._emit(call, "cancelled", data=call.outcome.result, reason=reason)
 
+    def _is_sibling_cancelled(self, call: Call) -> bool:
+        return call.outcome is not None and call.outcome.cancel_reason == "sibling_error"
+
     def _release(self, call: Call) -> None:
         assert call.outcome is not None
         call.state = "released"
         outcome = call.outcome
+        if outcome.cancel_reason == "sibling_error":
+            # The description is settled now: every earlier call has an answer.
+            outcome = call.outcome = self._synthetic(call, "sibling_error", started=True)
         if outcome.context_modifier is not None:
             if self.defer_modifiers:
                 self.pending_modifiers.append((call.index, outcome.context_modifier))
@@ -421,6 +434,9 @@ class RunCore:
             return
         self.discarded = True
         self._mark_executing("streaming_fallback")
+        for call in self.calls[self._next_start :]:
+            if call.state == "queued":
+                self.complete_without_starting(call, "streaming_fallback")
         cancel_at_end_of_instant(self.sibling_scope, trio.current_time())
         self.close_output()
         self.on_settled()
