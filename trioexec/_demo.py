@@ -19,6 +19,7 @@ import trio
 from ._budget import ContentReplacementState
 from ._demo_recording import RECORDED_TURNS, RecordedEvent, write_workspace
 from ._events import CallEvent, Observer
+from ._guard import GuardRails
 from ._live import LiveDisplay
 from ._message import UserMessage, build_user_message
 from ._models import JSONObject, JSONValue, ResultUpdate, ToolResult, ToolUse, Update
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
 __all__ = ["run_demo"]
 
 _TIMELINE_WIDTH = 48
+
+_DEMO_SETTINGS: JSONObject = {"permissions": {"allow": ["Edit(./src/**)"], "deny": ["Bash(rm:*)"]}}
+"""What a project's .claude/settings.json might say: edits under src/ need no prompt."""
+_DEMO_GUARD = GuardRails.from_settings(_DEMO_SETTINGS)
 
 
 @attrs.define
@@ -76,7 +81,12 @@ async def _run_turn(
     assembler = ToolUseAssembler()
     updates: list[Update] = []
     async with open_streaming_executor(
-        tools, turn=Turn(), cwd=workspace, session_dir=session_dir, observers=observers
+        tools,
+        turn=Turn(),
+        guard=_DEMO_GUARD,
+        cwd=workspace,
+        session_dir=session_dir,
+        observers=observers,
     ) as executor:
         for pause, event in recording:
             await trio.sleep(pause)
@@ -106,6 +116,7 @@ async def _run_all(out: TextIO, *, as_json: bool, workspace: Path, session_dir: 
     reports = []
     if not as_json:
         out.write(f"trioexec demo: a recorded model response, real tools, in {workspace}\n")
+        out.write(f"settings: {json.dumps(_DEMO_SETTINGS)}\n")
     for number, (title, recording) in enumerate(RECORDED_TURNS, start=1):
         if not as_json:
             out.write(f"\n━━ turn {number}: {title}\n")

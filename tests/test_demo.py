@@ -1,0 +1,77 @@
+"""`trioexec demo` does real work offline and answers every call, in order."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from trioexec._cli import main
+from trioexec._demo import run_demo
+from trioexec._texts import sibling_error_message
+
+
+def _sleep_30_processes() -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmdline.split(b"\0")[:2] == [b"sleep", b"30"]:
+                found.add(int(entry.name))
+    return found
+
+
+def test_demo_json_answers_every_call_in_order() -> None:
+    before = _sleep_30_processes()
+    out = io.StringIO()
+    assert run_demo(as_json=True, out=out) == 0
+    report = json.loads(out.getvalue())
+    first, second = report["turns"]
+
+    ids = [r["tool_use_id"] for r in first["results"]]
+    assert ids == [
+        f"toolu_0{n}_{s}"
+        for n, s in [(1, "read"), (2, "grep"), (3, "glob"), (4, "ls"), (5, "log"), (6, "edit")]
+    ]
+    assert not any(r.get("is_error") for r in first["results"])
+    log = first["results"][4]["content"]
+    assert log.startswith("<persisted-output>\nOutput too large (")
+    assert "Preview (first 2KB):" in log
+    assert first["results"][5]["content"] == "The file src/app.py has been updated successfully."
+
+    results = {r["tool_use_id"]: r for r in second["results"]}
+    assert list(results) == [
+        "toolu_07_wait",
+        "toolu_08_readme",
+        "toolu_09_deploy",
+        "toolu_10_after",
+    ]
+    cancelled = sibling_error_message("Bash(ls deploy)")
+    assert results["toolu_07_wait"]["content"] == cancelled
+    assert results["toolu_10_after"]["content"] == cancelled
+    assert results["toolu_09_deploy"]["content"].startswith("Exit code 2")
+    assert not results["toolu_08_readme"].get("is_error")
+    reasons = {e["id"]: e.get("reason") for e in second["events"] if e["kind"] == "cancelled"}
+    assert reasons == {"toolu_07_wait": "sibling_error", "toolu_10_after": "sibling_error"}
+    # The cancelled `sleep 30` left no process behind.
+    assert _sleep_30_processes() <= before
+    user_message = second["user_message"]
+    assert user_message["role"] == "user"
+    assert [
+        b["tool_use_id"] for b in user_message["content"] if b["type"] == "tool_result"
+    ] == list(results)
+
+
+def test_demo_text_output_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo"]) == 0
+    text = capsys.readouterr().out
+    assert "turn 1" in text
+    assert "turn 2" in text
+    assert "cancelled" in text
+    assert "Every tool_use got exactly one tool_result" in text
+    assert "\x1b[" not in text  # not a terminal: plain lines, no redrawing
