@@ -5,12 +5,14 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 from trioexec._cli import main
 from trioexec._demo import run_demo
 from trioexec._texts import sibling_error_message
+
+if TYPE_CHECKING:
+    import pytest
 
 
 def _sleep_30_processes() -> set[int]:
