@@ -9,7 +9,7 @@ import trio
 import trio.testing
 
 from trioexec._scenario._generate import generate_scenario
-from trioexec._scenario._load import ScenarioError, parse_scenario
+from trioexec._scenario._load import parse_scenario
 from trioexec._scenario._report import OUTPUT_KINDS
 from trioexec._scenario._runner import run_scenario_sync
 from trioexec._texts import REJECT_MESSAGE
@@ -178,19 +178,3 @@ def test_generated_scenario_is_valid_and_seeded() -> None:
     assert generate_scenario(50, seed=1) == generate_scenario(50, seed=1)
     assert generate_scenario(50, seed=1) != generate_scenario(50, seed=2)
     parse_scenario(generate_scenario(50, mode="batch"))
-
-
-def test_missing_runtime_part_is_a_clear_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import trioexec._scenario._runner as runner
-
-    def no_guard(scenario: object) -> object:
-        raise runner._missing("hooks", "guard rails (trioexec._guard)")
-
-    monkeypatch.setattr(runner, "_guard_rails", no_guard)
-    with pytest.raises(ScenarioError) as info:
-        run(doc([], hooks=[{"event": "PreToolUse"}]), tmp_path)
-    assert str(info.value) == (
-        "hooks needs guard rails (trioexec._guard), which this build does not have"
-    )

@@ -135,8 +135,8 @@ def dumps_output(output: Mapping[str, JSONValue]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
+_dump = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(value, ensure_ascii=False)`` without building an encoder per call."""
 
 
 def _jsonable(value: object) -> JSONValue:

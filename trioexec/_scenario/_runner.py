@@ -24,7 +24,6 @@ call's arrival order; one call's own events keep the order they happened in.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import math
 import tempfile
@@ -35,23 +34,29 @@ from typing import TYPE_CHECKING, Any
 import trio
 import trio.testing
 
+from .._batch import run_tools
+from .._budget import ContentReplacementState, apply_message_budget
 from .._events import CallEvent, Observer
+from .._guard import GuardRails
+from .._hooks import HookSet
 from .._models import JSONValue, ResultUpdate, ToolResult, Update
+from .._permissions import PermissionContext
 from .._registry import ToolRegistry
+from .._streaming import open_streaming_executor
 from .._tool import PermissionResult
 from .._turn import Turn
-from ._load import ScenarioError, ScenarioIssue
 from ._report import RunEvent, ScenarioRun
 
 if TYPE_CHECKING:
     from ..testing._scripted import ScriptedTool
-    from ._model import ActionSpec, CallSpec, Scenario, ToolSpec
+    from ._model import ActionSpec, CallSpec, HookSpec, Scenario, ToolSpec
 
 __all__ = ["run_scenario", "run_scenario_sync", "scripted_tool"]
 
 
 def scripted_tool(spec: ToolSpec) -> ScriptedTool:
     """The scripted tool a ``tools`` entry describes."""
+    # Imported here: trioexec.testing re-exports this module's functions.
     from ..testing._scripted import ScriptedTool
 
     return ScriptedTool(
@@ -79,14 +84,16 @@ class _Recorder(Observer):
 
     def events(self) -> tuple[RunEvent, ...]:
         start, arrival, unknown = self._start, self._arrival, len(self._arrival)
-        keyed = []
-        for seq, event in enumerate(self._raw):
-            t = round(event.time - start, 6) + 0.0
-            order = arrival.get(event.tool_use_id, unknown)
-            run_event = RunEvent(t, event.tool_use_id, event.kind, event.data, event.reason)
-            keyed.append((t, order, seq, run_event))
-        keyed.sort(key=lambda item: item[:3])
-        return tuple(item[3] for item in keyed)
+        keyed = [
+            (round(event.time - start, 6) + 0.0, arrival.get(event.tool_use_id, unknown), seq)
+            for seq, event in enumerate(self._raw)
+        ]
+        keyed.sort()  # seq is unique: ties never reach the events themselves
+        raw = self._raw
+        return tuple(
+            RunEvent(t, raw[seq].tool_use_id, raw[seq].kind, raw[seq].data, raw[seq].reason)
+            for t, _, seq in keyed
+        )
 
 
 async def run_scenario(scenario: Scenario, *, session_dir: Path | str) -> ScenarioRun:
@@ -96,9 +103,6 @@ async def run_scenario(scenario: Scenario, *, session_dir: Path | str) -> Scenar
         scenario: the parsed scenario.
         session_dir: where oversized results are persisted; kept as given
             (a relative folder gives relative paths in the output).
-
-    Raises:
-        ScenarioError: the scenario needs a part of trioexec this build lacks.
 
     On cancellation the run's calls are cancelled with it and nothing is
     returned.
@@ -177,10 +181,6 @@ async def _run_batch(
     start: float,
     options: dict[str, Any],
 ) -> Outcome:
-    from .._batch import run_tools
-
-    _require_parameters(run_tools, options, "run_tools")
-
     async def perform_actions() -> None:
         for action in scenario.actions:
             await _settle_at(start, action.at)
@@ -201,12 +201,6 @@ async def _run_stream(
     start: float,
     options: dict[str, Any],
 ) -> Outcome:
-    try:
-        from .._streaming import open_streaming_executor
-    except ImportError:
-        raise _missing("stream mode", "the streaming executor (trioexec._streaming)") from None
-
-    _require_parameters(open_streaming_executor, options, "open_streaming_executor")
     released: list[ResultUpdate] = []
 
     def keep(items: Sequence[Update]) -> None:
@@ -265,10 +259,6 @@ async def _apply_budget(
     session_dir: Path,
 ) -> list[ToolResult]:
     """The per-message budget over the released results (SPEC §7)."""
-    try:
-        from .._budget import ContentReplacementState, apply_message_budget
-    except ImportError:
-        raise _missing("result handling", "the message budget (trioexec._budget)") from None
     names = {call.id: call.name for call in scenario.calls}
     limits: dict[str, float] = {}
     for result in results:
@@ -283,21 +273,10 @@ async def _apply_budget(
     )
 
 
-def _guard_rails(scenario: Scenario) -> object | None:
-    """The :class:`~trioexec._guard.GuardRails` of the scenario, or None when it has none."""
+def _guard_rails(scenario: Scenario) -> GuardRails | None:
+    """The scenario's rules, mode, scripted hooks and ``can_use_tool``; None when it has none."""
     if not scenario.uses_guard_rails:
         return None
-    try:
-        from .._guard import GuardRails
-        from .._hooks import HookSet
-        from .._permissions import PermissionContext
-    except ImportError:
-        raise _missing(
-            "permissions, permission_mode, can_use_tool and hooks",
-            "guard rails (trioexec._guard)",
-        ) from None
-    from ..testing._scripted_hooks import ScriptedHook
-
     rules = scenario.permissions or {}
     permissions = PermissionContext(
         allow=rules.get("allow", ()),
@@ -307,23 +286,28 @@ def _guard_rails(scenario: Scenario) -> object | None:
     )
     hooks = HookSet()
     for spec in scenario.hooks:
-        hook = ScriptedHook(
-            sleep=spec.sleep,
-            decision=spec.decision,
-            reason=spec.reason,
-            updated_input=spec.updated_input,
-            additional_context=spec.additional_context,
-            continue_=spec.continue_,
-            stop_reason=spec.stop_reason,
-            error=spec.error,
-            blocking=spec.blocking,
-        )
-        hooks = hooks.with_python_hook(spec.event, spec.matcher, hook)
+        hooks = hooks.with_python_hook(spec.event, spec.matcher, _scripted_hook(spec))
     answer = scenario.can_use_tool
     return GuardRails(
         permissions=permissions,
         hooks=hooks,
         can_use_tool=None if answer is None else _CanUseTool(answer == "allow"),
+    )
+
+
+def _scripted_hook(spec: HookSpec) -> Any:  # noqa: ANN401 - a PythonHook
+    from ..testing._scripted_hooks import ScriptedHook  # see scripted_tool()
+
+    return ScriptedHook(
+        sleep=spec.sleep,
+        decision=spec.decision,
+        reason=spec.reason,
+        updated_input=spec.updated_input,
+        additional_context=spec.additional_context,
+        continue_=spec.continue_,
+        stop_reason=spec.stop_reason,
+        error=spec.error,
+        blocking=spec.blocking,
     )
 
 
@@ -338,19 +322,3 @@ class _CanUseTool:
     ) -> PermissionResult:
         await trio.lowlevel.checkpoint()
         return PermissionResult.allow() if self._allow else PermissionResult("deny")
-
-
-def _require_parameters(
-    func: Callable[..., object], options: Mapping[str, object], name: str
-) -> None:
-    accepted = inspect.signature(func).parameters
-    for key in options:
-        if key not in accepted:
-            what = "guard rails" if key == "guard" else f"the {key!r} option"
-            raise _missing(f"this scenario's {what}", f"{name}(..., {key}=...)")
-
-
-def _missing(feature: str, part: str) -> ScenarioError:
-    return ScenarioError(
-        "", [ScenarioIssue("", f"{feature} needs {part}, which this build does not have")]
-    )
