@@ -14,6 +14,19 @@ from ._errors import ToolDefinitionError as ToolDefinitionError
 from ._errors import TrioexecError as TrioexecError
 from ._events import CallEvent as CallEvent
 from ._events import Observer as Observer
+from ._guard import CanUseTool as CanUseTool
+from ._guard import GuardRails as GuardRails
+from ._guard import PostToolUseVerdict as PostToolUseVerdict
+from ._guard import PreToolUseVerdict as PreToolUseVerdict
+from ._guard import after_call as after_call
+from ._guard import authorize_call as authorize_call
+from ._hook_output import HookBlockingError as HookBlockingError
+from ._hook_output import HookOutput as HookOutput
+from ._hooks import CommandHook as CommandHook
+from ._hooks import HookEntry as HookEntry
+from ._hooks import HookInput as HookInput
+from ._hooks import HookSet as HookSet
+from ._hooks import PythonHook as PythonHook
 from ._message import UserMessage as UserMessage
 from ._message import build_user_message as build_user_message
 from ._models import Attachment as Attachment
@@ -26,10 +39,19 @@ from ._models import ToolResult as ToolResult
 from ._models import ToolUse as ToolUse
 from ._models import Update as Update
 from ._partition import partition_tool_calls as partition_tool_calls
+from ._permissions import PermissionContext as PermissionContext
+from ._permissions import PermissionMode as PermissionMode
 from ._registry import ToolRegistry as ToolRegistry
 from ._results import DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS
 from ._results import finalize_result as finalize_result
+from ._rules import PermissionRule as PermissionRule
+from ._rules import match_bash_rule as match_bash_rule
+from ._rules import match_path_rule as match_path_rule
+from ._rules import split_bash_command as split_bash_command
 from ._schema import schema_for_attrs as schema_for_attrs
+from ._settings import Settings as Settings
+from ._settings import default_settings_paths as default_settings_paths
+from ._settings import load_settings as load_settings
 from ._stream_adapter import ToolUseAssembler as ToolUseAssembler
 from ._streaming import StreamingExecutor as StreamingExecutor
 from ._streaming import open_streaming_executor as open_streaming_executor
@@ -50,16 +72,31 @@ __all__ = [
     "Batch",
     "CallContext",
     "CallEvent",
+    "CanUseTool",
+    "CommandHook",
     "ConfigurationError",
     "ContentReplacementState",
+    "GuardRails",
+    "HookBlockingError",
+    "HookEntry",
+    "HookInput",
+    "HookOutput",
+    "HookSet",
     "ImageBlock",
     "MalformedBlockError",
     "Observer",
+    "PermissionContext",
+    "PermissionMode",
     "PermissionResult",
+    "PermissionRule",
+    "PostToolUseVerdict",
+    "PreToolUseVerdict",
     "ProgressSender",
     "ProgressUpdate",
+    "PythonHook",
     "ResultUpdate",
     "RunOutcome",
+    "Settings",
     "StreamingExecutor",
     "TextBlock",
     "Tool",
@@ -74,12 +111,19 @@ __all__ = [
     "Update",
     "UserMessage",
     "__version__",
+    "after_call",
     "apply_message_budget",
+    "authorize_call",
     "build_user_message",
+    "default_settings_paths",
     "finalize_result",
     "function_tool",
+    "load_settings",
+    "match_bash_rule",
+    "match_path_rule",
     "open_streaming_executor",
     "partition_tool_calls",
     "run_tools",
     "schema_for_attrs",
+    "split_bash_command",
 ]
