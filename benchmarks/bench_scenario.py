@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -62,9 +64,12 @@ def main() -> int:
         walls: list[float] = []
         digests: set[str] = set()
         for attempt in range(1, args.repeat + 1):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             proc = subprocess.run(command, capture_output=True, check=False)
             wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             if proc.returncode != 0:
                 print(proc.stderr.decode(errors="replace"), file=sys.stderr)
                 return 1
@@ -72,10 +77,12 @@ def main() -> int:
             digests.add(hashlib.sha256(proc.stdout).hexdigest())
             output = json.loads(proc.stdout)
             print(
-                f"run {attempt}: {wall:6.2f} s wall  "
+                f"run {attempt}: {wall:6.2f} s wall, {cpu:5.2f} s CPU  "
                 f"({len(output['results'])} results, {len(output['events'])} events, "
                 f"virtual end {output['events'][-1]['t']} s)"
             )
+    load = os.getloadavg()[0]
+    print(f"machine load average (1 min): {load:.2f} on {os.cpu_count()} CPUs")
     best, median = min(walls), statistics.median(walls)
     verdict = "within" if median < GOAL_SECONDS else "OVER"
     print(f"best {best:.2f} s, median {median:.2f} s: {verdict} the {GOAL_SECONDS:g} s goal")
