@@ -170,26 +170,37 @@ def _first_lines(text: str, limit: int = 88) -> str:
 
 
 def _timeline(report: _TurnReport) -> list[str]:
+    """One row per call: · queued, █ running, ─ held by the ordered gate, then ✓ / ✗."""
     end = max((e.time for e in report.events), default=0.0) or 1.0
     scale = _TIMELINE_WIDTH / end
-    rows = []
+    rows = [f"{'':<16}  · queued   █ running   ─ done, held by the ordered gate until released"]
+
+    def column(t: float) -> int:
+        return min(int(t * scale), _TIMELINE_WIDTH)
+
     for call in report.calls:
         events = [e for e in report.events if e.tool_use_id == call.id]
         times = {e.kind: e.time for e in events}
+        queued = times.get("queued", 0.0)
+        start = times.get("started")
+        stop = times.get("completed", times.get("cancelled", queued))
+        released = times.get("released", stop)
         cells = [" "] * (_TIMELINE_WIDTH + 1)
-        start = times.get("started", times.get("queued", 0.0))
-        stop = times.get("completed", times.get("cancelled", start))
-        for i in range(int(start * scale), int(stop * scale) + 1):
-            cells[min(i, _TIMELINE_WIDTH)] = "█"
+        for i in range(column(queued), column(start if start is not None else stop)):
+            cells[i] = "·"
+        for i in range(column(start) if start is not None else column(stop), column(stop)):
+            cells[i] = "█"
+        for i in range(column(stop) + 1, column(released) + 1):
+            cells[i] = "─"
         failed = any(
             isinstance(e.data, ToolResult) and e.data.is_error
             for e in events
             if e.kind in ("completed", "cancelled")
         )
-        mark = "✗" if failed else "✓"
-        cells[min(int(stop * scale), _TIMELINE_WIDTH)] = mark
+        cells[column(stop)] = "✗" if failed else "✓"
         reason = next((e.reason for e in events if e.kind == "cancelled"), None)
-        note = f"cancelled: {reason}" if reason else f"{stop - start:.2f}s"
+        ran = f"ran {stop - start:.2f}s" if start is not None else "never started"
+        note = f"{ran}, cancelled: {reason}" if reason else ran
         rows.append(f"{call.id:<16} │{''.join(cells)}│ {note}")
     rows.append(f"{'':<16} 0{'':>{_TIMELINE_WIDTH - 6}}{end:.2f}s")
     return rows

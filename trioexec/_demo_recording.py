@@ -105,6 +105,13 @@ def _bash(command: str, description: str) -> dict[str, object]:
     return {"command": command, "description": description}
 
 
+_EDIT: dict[str, object] = {
+    "file_path": "src/app.py",
+    "old_string": "# TODO: greet people by their preferred name\n",
+    "new_string": "",
+}
+
+
 def _message(*blocks: list[RecordedEvent]) -> list[RecordedEvent]:
     events: list[RecordedEvent] = [(0.0, {"type": "message_start"})]
     for block in blocks:
@@ -120,57 +127,21 @@ RECORDED_TURNS: list[tuple[str, list[RecordedEvent]]] = [
         _message(
             _text(0, "Let me look at the code and the build log."),
             _tool(1, "toolu_01_read", "Read", {"file_path": "src/app.py"}),
-            _tool(
-                2,
-                "toolu_02_grep",
-                "Grep",
-                {"pattern": "TODO", "path": "src", "output_mode": "content"},
-            ),
+            _tool(2, "toolu_02_grep", "Grep", _grep("TODO", "src")),
             _tool(3, "toolu_03_glob", "Glob", {"pattern": "**/*.py"}),
-            _tool(
-                4, "toolu_04_ls", "Bash", {"command": "ls -la src", "description": "List sources"}
-            ),
-            _tool(
-                5,
-                "toolu_05_log",
-                "Bash",
-                {"command": "cat logs/build.log", "description": "Show the log"},
-            ),
-            _tool(
-                6,
-                "toolu_06_edit",
-                "Edit",
-                {
-                    "file_path": "src/app.py",
-                    "old_string": "# TODO: greet people by their preferred name\n",
-                    "new_string": "",
-                },
-            ),
+            _tool(4, "toolu_04_ls", "Bash", _bash("sleep 0.6 && ls -la src", "Settle, then list")),
+            _tool(5, "toolu_05_log", "Bash", _bash("cat logs/build.log", "Show the log")),
+            _tool(6, "toolu_06_edit", "Edit", _EDIT),
         ),
     ),
     (
         "A failing shell command cancels its running siblings",
         _message(
             _text(0, "Now let me wait for the server and check the deploy folder."),
-            _tool(
-                1,
-                "toolu_07_wait",
-                "Bash",
-                {"command": "sleep 30", "description": "Wait for the server"},
-            ),
+            _tool(1, "toolu_07_wait", "Bash", _bash("sleep 30", "Wait for the server")),
             _tool(2, "toolu_08_readme", "Read", {"file_path": "README.md"}),
-            _tool(
-                3,
-                "toolu_09_deploy",
-                "Bash",
-                {"command": "ls deploy", "description": "List deploy files"},
-            ),
-            _tool(
-                4,
-                "toolu_10_after",
-                "Grep",
-                {"pattern": "ERROR", "path": "logs", "output_mode": "content"},
-            ),
+            _tool(3, "toolu_09_deploy", "Bash", _bash("ls deploy", "List deploy files")),
+            _tool(4, "toolu_10_after", "Grep", _grep("ERROR", "logs")),
         ),
     ),
 ]
