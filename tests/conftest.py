@@ -98,7 +98,7 @@ def make_tool(
     ``safe="input"`` lets ``Job.safe`` decide concurrency safety per call.
     ``log`` receives ``("begin" | "end", tool_use_id, time)`` around the body.
     """
-    waits = events or {}
+    waits = events if events is not None else {}
 
     def is_safe(job: Job) -> bool:
         if safe == "input":

@@ -284,6 +284,26 @@ async def test_same_instant_description_in_completion_order(
     assert results["C"].content == sibling("Late(one)")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the cancelled event of a sibling-error answer carries the provisional text; the "
+    "description is settled only at release, so the event and the released result differ",
+)
+async def test_same_instant_cancelled_event_carries_the_released_text(
+    autojump_clock: trio.testing.MockClock, recorder: Recorder
+) -> None:
+    results = await stream(
+        [
+            (0.0, use("A", "Late", command="one")),
+            (0.0, failing_bash("B", command="two")),
+            (0.0, use("D", "Read", sleep=5.0)),
+        ],
+        recorder=recorder,
+    )
+    (event,) = [e for e in recorder.of_kind("cancelled") if e.tool_use_id == "D"]
+    assert event.data == results["D"]
+
+
 async def test_unknown_tool_cannot_cascade(autojump_clock: trio.testing.MockClock) -> None:
     results = await stream(
         [
@@ -413,6 +433,23 @@ async def test_interrupt_streaming(
     assert recorder.times("completed") == {"b": 3.0}
     assert "started" not in recorder.kinds("c")
     assert trio.current_time() == 3.0
+
+
+async def test_block_call_started_in_the_interrupt_instant_keeps_its_result(
+    autojump_clock: trio.testing.MockClock, recorder: Recorder
+) -> None:
+    turn = Turn()
+    async with open_streaming_executor(TOOLS, turn=turn, observers=[recorder]) as executor:
+        executor.add_tool(use("g", "Grep", sleep=1.0, output="G"))
+        executor.add_tool(use("r", "Read", sleep=1.0))
+        assert executor.in_progress_ids == {"g", "r"}
+        turn.interrupt()  # before either call's task has run
+        updates = [u async for u in executor.remaining()]
+    assert [u.result for u in results_of(updates)] == [
+        ToolResult("g", "G"),
+        ToolResult("r", REJECT, is_error=True),
+    ]
+    assert recorder.times("cancelled") == {"r": 0.0}
 
 
 async def test_interrupt_before_any_call_starts_nothing(
