@@ -274,7 +274,7 @@ class RunCore:
         call.state = "completed"
         call.outcome = outcome
         if outcome.cancel_reason is not None:
-            self._emit(call, "cancelled", data=outcome.result, reason=outcome.cancel_reason)
+            self._emit(call, "cancelled", data=_event_data(outcome), reason=outcome.cancel_reason)
         else:
             self._emit(call, "completed", data=outcome.result)
             tool = call.compiled.tool if call.compiled is not None else None
@@ -338,16 +338,14 @@ class RunCore:
 
     def answer_unstarted(self, reason: CancelReason) -> None:
         """Answer every call that has not started (the run is ending), then release."""
-        for call in self.calls[self._next_start :]:
-            if call.state == "queued":
-                self.complete_without_starting(call, reason)
+        self._answer_queued(reason)
         self._release_ready()
 
     def complete_without_starting(self, call: Call, reason: CancelReason) -> None:
         """Answer a queued call synthetically (it never started)."""
         call.state = "completed"
         call.outcome = self._synthetic(call, reason, started=False)
-        self._emit(call, "cancelled", data=call.outcome.result, reason=reason)
+        self._emit(call, "cancelled", data=_event_data(call.outcome), reason=reason)
 
     def _is_sibling_cancelled(self, call: Call) -> bool:
         return call.outcome is not None and call.outcome.cancel_reason == "sibling_error"
@@ -369,7 +367,7 @@ class RunCore:
         self.in_progress.discard(call.tool_use.id)
         update = ResultUpdate(outcome.result, outcome.attachments)
         self.released.append(update)
-        self._emit(call, "released")
+        self._emit(call, "released", data=outcome.result)
         self._deliver(update)
 
     def apply_pending_modifiers(self) -> None:
@@ -412,6 +410,7 @@ class RunCore:
         if self._cascade is None or candidate < self._cascade:
             self._cascade = candidate
         self._mark_executing("sibling_error")
+        self._answer_queued("sibling_error")
         cancel_at_end_of_instant(self.sibling_scope, candidate[0])
 
     def _on_interrupt(self) -> None:
@@ -422,11 +421,19 @@ class RunCore:
                     call.cancel_reason = "user_interrupted"
                 self._request_cancel(call, now)
                 cancel_at_end_of_instant(call.scope, now)
+        self._answer_queued("user_interrupted")
         self.settle()
 
     def _on_abort(self) -> None:
         self._mark_executing("user_interrupted")
+        self._answer_queued("user_interrupted")
         self.settle()
+
+    def _answer_queued(self, reason: CancelReason) -> None:
+        """Calls that can no longer start are answered now (released in their turn)."""
+        for call in self.calls[self._next_start :]:
+            if call.state == "queued":
+                self.complete_without_starting(call, reason)
 
     def discard(self) -> None:
         """Abandon the run: cancel executing calls, release nothing from now on."""
@@ -434,9 +441,7 @@ class RunCore:
             return
         self.discarded = True
         self._mark_executing("streaming_fallback")
-        for call in self.calls[self._next_start :]:
-            if call.state == "queued":
-                self.complete_without_starting(call, "streaming_fallback")
+        self._answer_queued("streaming_fallback")
         cancel_at_end_of_instant(self.sibling_scope, trio.current_time())
         self.close_output()
         self.on_settled()
@@ -545,6 +550,11 @@ class RunCore:
         self.turn.remove_interrupt_listener(self._on_interrupt)
         self.turn.remove_abort_listener(self._on_abort)
         self.turn.close_scope(self.turn_scope)
+
+
+def _event_data(outcome: CallOutcome) -> ToolResult | None:
+    """A sibling-error text is settled only at release; the other answers are final now."""
+    return None if outcome.cancel_reason == "sibling_error" else outcome.result
 
 
 def _nothing() -> None:

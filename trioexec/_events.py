@@ -38,9 +38,11 @@ CancelReason: TypeAlias = Literal["sibling_error", "user_interrupted", "streamin
 class CallEvent:
     """One state change of one call, stamped with ``trio.current_time()``.
 
-    ``data`` is the progress item for ``progress`` and the call's
-    :class:`ToolResult` for ``completed`` / ``cancelled``; ``reason`` says why
-    a call was ``cancelled``.
+    ``data`` is the progress item for ``progress``, and the call's
+    :class:`ToolResult` for ``completed``, ``cancelled`` and ``released`` (for a
+    ``sibling_error`` cancellation it is None: which failure names the error
+    is settled only when the answer is released).  ``reason`` says why a call
+    was ``cancelled``.
     """
 
     time: float

@@ -83,6 +83,9 @@ class StreamingExecutor:
         if call.compiled is None:
             core.complete(call, error_outcome(tool_use.id, no_such_tool(tool_use.name)))
             return
+        reason = core.blocked_reason()
+        if reason is not None:  # interrupted, aborted or cascaded: it will never start
+            core.complete_without_starting(call, reason)
         core.settle()
 
     def drain_nowait(self) -> list[Update]:
