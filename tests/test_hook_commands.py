@@ -433,6 +433,37 @@ async def test_stdin_is_delivered_even_when_unread(tmp_path: Path) -> None:
     assert run.stdout == big.decode()
 
 
+async def test_a_hook_killed_by_a_signal_reports_a_negative_status(tmp_path: Path) -> None:
+    with trio.fail_after(30):
+        run = await run_command("echo before; kill -9 $$", b"", cwd=tmp_path)
+    assert run == CommandRun(-9, "before\n", "")
+
+
+async def test_cancelling_a_hook_kills_its_group_without_a_sigterm_first(tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    os.mkfifo(ready)
+    marker = tmp_path / "got-term"
+    cmd = script(
+        tmp_path,
+        "trap.sh",
+        f'trap \'echo term > "{marker}"\' TERM\nsleep 1000 &\necho "$$ $!" > "{ready}"\nwait\n',
+    )
+    finished: list[CommandRun] = []
+
+    async def run() -> None:
+        finished.append(await run_command(cmd, b"", cwd=tmp_path))
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run)
+            shell, child = map(int, (await read_fifo_line(ready)).split())
+            nursery.cancel_scope.cancel(reason="test abort")
+    assert finished == []
+    assert not group_alive(shell)
+    assert not alive(child)
+    assert not marker.exists()  # SIGKILL at once: the TERM trap never ran
+
+
 def test_interpret_command_run() -> None:
     def interpret(code: int, out: str = "", err: str = "") -> HookResult:
         return interpret_command_run(CommandRun(code, out, err), "x.sh", "PreToolUse")

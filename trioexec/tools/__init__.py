@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._process import ProcessResult as ProcessResult
+from .._process import live_group_members as live_group_members
+from .._process import run_process_group as run_process_group
 from ._base import FileToolError as FileToolError
 from ._base import PathTool as PathTool
 from ._bash import BashInput as BashInput
@@ -26,9 +29,6 @@ from ._glob import GlobTool as GlobTool
 from ._grep import GrepInput as GrepInput
 from ._grep import GrepTool as GrepTool
 from ._paths import OutsideRootError as OutsideRootError
-from ._process import ProcessResult as ProcessResult
-from ._process import live_group_members as live_group_members
-from ._process import run_process_group as run_process_group
 from ._read import ReadInput as ReadInput
 from ._read import ReadTool as ReadTool
 from ._write import WriteInput as WriteInput

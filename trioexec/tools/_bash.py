@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from ._bash_classifier import is_read_only_command, stays_in_working_directory
-from ._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
