@@ -7,13 +7,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from trioexec import CallContext, PermissionResult, Tool, ToolUse
-from trioexec._permissions import (
-    PermissionContext,
-    check_permission_chain,
-    permission_denied_message,
-    permission_not_granted_message,
-)
+from trioexec._permissions import PermissionContext, check_permission_chain
 from trioexec._rules import PermissionRule, match_bash_rule, match_path_rule
+from trioexec._texts import permission_denied_message, permission_not_granted_message
 
 if TYPE_CHECKING:
     from pathlib import Path

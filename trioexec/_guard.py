@@ -25,15 +25,15 @@ import trio
 from ._hook_output import HookOutcome, aggregate
 from ._hooks import HookEntry, HookEvent, HookInput, HookSet, collapse_cancelled, run_hooks
 from ._models import Attachment, JSONValue, content_to_api
-from ._permissions import (
-    PermissionContext,
-    PermissionMode,
-    check_permission_chain,
+from ._permissions import PermissionContext, PermissionMode, check_permission_chain
+from ._settings import SettingsSource, load_settings
+from ._texts import (
+    REJECT_MESSAGE,
+    STOPPED_BY_HOOK,
     permission_denied_message,
     permission_not_granted_message,
+    stopped_by_pre_tool_use_hook,
 )
-from ._settings import SettingsSource, load_settings
-from ._texts import REJECT_MESSAGE
 from ._tool import PermissionResult
 from ._validation import CompiledTool, compile_tool, input_error_text, structuring_error
 
@@ -55,8 +55,6 @@ logger = logging.getLogger("trioexec.guard")
 CanUseTool: TypeAlias = Callable[[str, Mapping[str, JSONValue], str], Awaitable[PermissionResult]]
 """``async (tool_name, input, tool_use_id) -> PermissionResult``: the application's
 answer to an "ask" (allow, maybe with a replaced input, or deny with an optional message)."""
-
-STOPPED_BY_HOOK = "Execution stopped by hook"
 
 _HOOK_MODE_NAMES: dict[PermissionMode, str] = {
     "default": "default",
@@ -244,9 +242,7 @@ def _stopped(outcome: HookOutcome) -> str | None:
     """The denial text when a hook stopped continuation and nobody gave a message."""
     if not outcome.prevent_continuation:
         return None
-    if outcome.stop_reason:
-        return f"Execution stopped by PreToolUse hook: {outcome.stop_reason}"
-    return "Execution stopped by PreToolUse hook"
+    return stopped_by_pre_tool_use_hook(outcome.stop_reason)
 
 
 async def _pre_hooks(

@@ -23,6 +23,7 @@ from typing import Literal, TypeAlias, TypeVar, cast
 import attrs
 
 from ._models import JSONValue
+from ._texts import hook_denied_message, hook_error_message
 
 __all__ = [
     "HookBlockingError",
@@ -164,15 +165,13 @@ def aggregate(results: Sequence[HookResult], event: str, tool_name: str) -> Hook
         if result.blocking_error is not None:
             if event == "PreToolUse":
                 this = "deny"
-                message = f"PreToolUse:{tool_name} hook error: {result.blocking_error}"
+                message = hook_error_message(tool_name, result.blocking_error)
                 deny_message = deny_message or message
             else:
                 blocking.append(result.blocking_error)
         if this == "deny":
             decision = "deny"
-            deny_message = (
-                deny_message or result.reason or (f"Hook PreToolUse:{tool_name} denied this tool")
-            )
+            deny_message = deny_message or result.reason or hook_denied_message(tool_name)
         else:
             if this == "ask" and decision != "deny":
                 decision = "ask"

@@ -19,7 +19,6 @@ from ._events import CallEvent, CancelReason, ObserverSet
 from ._format_error import format_tool_error
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from ._models import Attachment, JSONValue, ToolResult, ToolUse
-from ._permissions import permission_denied_message, permission_not_granted_message
 from ._results import (
     content_size,
     empty_placeholder,
@@ -27,7 +26,12 @@ from ._results import (
     is_content_empty,
     persistence_threshold,
 )
-from ._texts import no_such_tool, tool_use_error
+from ._texts import (
+    no_such_tool,
+    permission_denied_message,
+    permission_not_granted_message,
+    tool_use_error,
+)
 from ._tool import CallContext, ContextModifier, ContextState, ProgressSender, Tool, ToolOutput
 from ._turn import Turn
 from ._validation import CompiledTool, input_error_text, structuring_error

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 
 from ._rules import PermissionRule, RuleBehavior, matching_rules
+from ._texts import permission_denied_message
 from ._tool import PermissionResult
 
 if TYPE_CHECKING:
@@ -41,22 +42,10 @@ __all__ = [
     "PermissionMode",
     "RuleBehavior",
     "check_permission_chain",
-    "permission_denied_message",
-    "permission_not_granted_message",
 ]
 
 PermissionMode: TypeAlias = Literal["default", "bypass"]
 HookDecision: TypeAlias = Literal["allow", "ask"]
-
-
-def permission_denied_message(tool_name: str) -> str:
-    """The answer when a deny rule matches."""
-    return f"Permission to use {tool_name} has been denied."
-
-
-def permission_not_granted_message(tool_name: str) -> str:
-    """The answer to an ask when the application gave no ``can_use_tool`` callback."""
-    return f"Claude requested permissions to use {tool_name}, but you haven't granted it yet."
 
 
 def _to_rules(values: Iterable[str | PermissionRule]) -> tuple[PermissionRule, ...]:
