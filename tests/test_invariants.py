@@ -179,9 +179,12 @@ def test_batch_invariants(calls: list[tuple[str, float, bool]], limit: int | Non
     assert [r.tool_use_id for r in results] == order
     assert [e.tool_use_id for e in recorder.of_kind("released")] == order
     terminal = terminal_events(recorder.events)
+    released_data = {e.tool_use_id: e.data for e in recorder.of_kind("released")}
     for result in results:
+        assert released_data[result.tool_use_id] == result
         (event,) = terminal[result.tool_use_id]
-        assert event.data == result
+        # A sibling-error text is settled at release; its cancelled event has no text.
+        assert event.data == (None if event.reason == "sibling_error" else result)
     # I3 on the span of Tool.call itself and on the executing state.
     check_exclusive(recorder.events, order, safe, effective_limit)
     check_exclusive(
@@ -403,15 +406,20 @@ def check_streaming_run(run: StreamRun, limit: int, order_mode: str) -> None:
 
     # The channel carries exactly the progress and released results of the log, in order.
     expected: list[Any] = []
-    result_of: dict[str, ToolResult] = {}
+    final: dict[str, ToolResult] = {}
     for event in events:
         if event.kind == "progress":
             expected.append(ProgressUpdate(event.tool_use_id, event.data))
         elif event.kind in TERMINAL:
-            assert isinstance(event.data, ToolResult)
-            result_of[event.tool_use_id] = event.data
+            if event.reason == "sibling_error":
+                assert event.data is None  # the text is settled at release
+            else:
+                assert isinstance(event.data, ToolResult)
+                final[event.tool_use_id] = event.data
         elif event.kind == "released":
-            expected.append(ResultUpdate(result_of[event.tool_use_id]))
+            assert isinstance(event.data, ToolResult)
+            assert final.setdefault(event.tool_use_id, event.data) == event.data
+            expected.append(ResultUpdate(event.data))
     assert run.updates == expected
 
     # Progress only while executing.
@@ -443,8 +451,11 @@ def check_streaming_run(run: StreamRun, limit: int, order_mode: str) -> None:
             else:
                 assert result.content == "ok"
         elif event.kind == "cancelled":
-            result = event.data
-            assert isinstance(result, ToolResult)
+            result = final.get(event.tool_use_id)
+            if result is None:  # a sibling-error answer withheld by a discard
+                assert event.reason == "sibling_error"
+                assert discard_at is not None
+                continue
             assert result.is_error
             assert isinstance(result.content, str)
             if event.reason == "sibling_error":
