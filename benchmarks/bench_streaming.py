@@ -55,7 +55,7 @@ class Probe(Tool[dict[str, Any]]):
         self.entered.append(time.perf_counter())
         mode = payload.get("mode")
         if mode == "progress":
-            for _ in range(int(payload["items"])):  # type: ignore[call-overload]
+            for _ in range(int(payload["items"])):
                 self.ack = trio.Event()
                 progress(time.perf_counter())
                 await self.ack.wait()

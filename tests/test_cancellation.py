@@ -516,18 +516,20 @@ async def _interrupt_at(turn: Turn, at: float, *, abort: bool = False) -> None:
 async def test_interruptible_state_is_reported(
     autojump_clock: trio.testing.MockClock, recorder: Recorder
 ) -> None:
+    seen: list[bool] = []
     async with open_streaming_executor(TOOLS, observers=[recorder]) as executor:
-        assert not executor.interruptible
+        seen.append(executor.interruptible)
         executor.add_tool(use("c1", "Read", sleep=2.0))
-        assert executor.interruptible
+        seen.append(executor.interruptible)
         await trio.sleep(1.0)
         executor.add_tool(use("b1", "Grep", sleep=2.0))
-        assert not executor.interruptible
+        seen.append(executor.interruptible)
         await trio.sleep(2.5)
-        assert not executor.interruptible
+        seen.append(executor.interruptible)
         executor.add_tool(use("c2", "Read", sleep=1.0))
-        assert executor.interruptible
-    assert not executor.interruptible
+        seen.append(executor.interruptible)
+    seen.append(executor.interruptible)
+    assert seen == [False, True, False, False, True, False]
     assert recorder.interruptible == [
         (0.0, True),
         (1.0, False),

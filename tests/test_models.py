@@ -14,7 +14,7 @@ IMAGE_SOURCE = {"type": "base64", "media_type": "image/png", "data": "AAAA"}
 
 
 def test_tool_use_round_trip() -> None:
-    block = {
+    block: dict[str, Any] = {
         "type": "tool_use",
         "id": "toolu_01",
         "name": "TodoWrite",
@@ -166,7 +166,7 @@ def test_tool_use_round_trip_property(tool_id: str, name: str, payload: dict[str
     is_error=st.booleans(),
 )
 def test_tool_result_round_trip_property(
-    tool_id: str, content: str | list[TextBlock], is_error: bool
+    tool_id: str, content: str | list[Any], is_error: bool
 ) -> None:
     result = ToolResult(tool_id, content, is_error=is_error)
     assert ToolResult.from_api(result.to_api()) == result

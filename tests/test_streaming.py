@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import attrs
 import pytest
 import trio
@@ -219,11 +221,13 @@ async def test_in_progress_ids_added_at_start_removed_at_release(
 async def test_context_modifiers_apply_in_release_order(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    for order, trail in (("arrival", ("a", "b")), ("completion", ("b", "a"))):
+    cases: list[tuple[Literal["arrival", "completion"], tuple[str, ...]]] = [
+        ("arrival", ("a", "b")),
+        ("completion", ("b", "a")),
+    ]
+    for order, trail in cases:
         async with open_streaming_executor(
-            TOOLS,
-            result_order=order,
-            context={"trail": ()},  # type: ignore[arg-type]
+            TOOLS, result_order=order, context={"trail": ()}
         ) as executor:
             executor.add_tool(use("a", "Read", sleep=2.0, append="a"))
             executor.add_tool(use("b", "Read", sleep=1.0, append="b", echo_trail=True))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import jsonschema
 import jsonschema.validators
@@ -134,7 +134,7 @@ async def test_schema_issue_sentences_byte_for_byte(payload: dict[str, Any], lin
 
 
 async def test_several_issues_one_line_each() -> None:
-    payload = {"todos": [{"content": 1}], "extra": 1}
+    payload: dict[str, Any] = {"todos": [{"content": 1}], "extra": 1}
     result = await answer(ToolUse("t1", "TodoWrite", payload), [TodoWrite()])
     assert result.is_error
     assert isinstance(result.content, str)
@@ -160,7 +160,10 @@ async def test_deferred_tool_gets_the_tool_search_hint() -> None:
 
 async def test_valid_input_reaches_the_tool_unchanged() -> None:
     tool = TodoWrite()
-    payload = {"todos": [{"content": "a", "activeForm": "doing a", "status": "done"}], "limit": 2}
+    payload: dict[str, Any] = {
+        "todos": [{"content": "a", "activeForm": "doing a", "status": "done"}],
+        "limit": 2,
+    }
     result = await answer(ToolUse("t1", "TodoWrite", payload), [tool])
     assert result == ToolResult("t1", "written")
     assert tool.calls == [payload]
@@ -200,7 +203,7 @@ async def test_structuring_failure_is_reported_like_layer_one() -> None:
 
 class Picky(Tool[dict[str, Any]]):
     name = "Picky"
-    input_schema: ClassVar[dict[str, Any]] = {
+    input_schema = {  # noqa: RUF012 - the Tool attribute, per class
         "type": "object",
         "properties": {"path": {"type": "string"}},
     }
