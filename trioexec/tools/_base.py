@@ -20,6 +20,8 @@ __all__ = [
     "looks_binary",
     "open_regular",
     "write_atomic",
+    "write_text",
+    "written_message",
 ]
 
 InputT = TypeVar("InputT")
@@ -122,6 +124,18 @@ def write_atomic(path: Path, data: bytes, shown: str) -> bool:
         if exc.errno == errno.EISDIR:
             raise FileToolError(_is_a_directory(shown)) from None
         raise FileToolError(f"Cannot write {shown}: {exc.strerror}") from None
+
+
+def write_text(path: Path, text: str, shown: str) -> bool:
+    """:func:`write_atomic` for text, encoded as UTF-8 (Write's and Edit's write path)."""
+    return write_atomic(path, text.encode("utf-8"), shown)
+
+
+def written_message(shown: str, *, created: bool) -> str:
+    """What Write and Edit answer once they have written ``shown``."""
+    if created:
+        return f"File created successfully at: {shown}"
+    return f"The file {shown} has been updated successfully."
 
 
 class PathTool(Tool[InputT]):

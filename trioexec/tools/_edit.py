@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from ._base import FileToolError, PathTool, looks_binary, open_regular, write_atomic
+from ._base import (
+    BINARY_SNIFF_BYTES,
+    FileToolError,
+    PathTool,
+    looks_binary,
+    open_regular,
+    write_text,
+    written_message,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -115,14 +123,7 @@ class EditTool(PathTool[EditInput]):
     async def validate_input(self, input: EditInput, ctx: CallContext) -> str | None:  # noqa: A002
         try:
             path = await self.resolve(input.file_path, ctx)
-            text = await trio.to_thread.run_sync(_load, path, input.file_path)
-            apply_edit(
-                text,
-                input.old_string,
-                input.new_string,
-                replace_all=input.replace_all,
-                shown=input.file_path,
-            )
+            await trio.to_thread.run_sync(_planned_edit, path, input)
         except FileToolError as exc:
             return str(exc)
         return None
@@ -141,14 +142,12 @@ class EditTool(PathTool[EditInput]):
         """
         path = await self.resolve(input.file_path, ctx)
         outcome = await trio.to_thread.run_sync(functools.partial(_edit, path, input))
-        if outcome.replaced == 0:
-            return f"File created successfully at: {input.file_path}"
         if outcome.replaced > 1:
             return (
                 f"The file {input.file_path} has been updated. "
                 f"All {outcome.replaced} occurrences were replaced."
             )
-        return f"The file {input.file_path} has been updated successfully."
+        return written_message(input.file_path, created=outcome.replaced == 0)
 
 
 def _load(path: Path, shown: str) -> str | None:
@@ -161,7 +160,7 @@ def _load(path: Path, shown: str) -> str | None:
         raise
     with file:
         data = file.read()
-    if looks_binary(data[:8192]):
+    if looks_binary(data[:BINARY_SNIFF_BYTES]):
         raise FileToolError(f"{shown} is a binary file; Edit changes text files only.")
     try:
         return data.decode("utf-8")
@@ -171,14 +170,18 @@ def _load(path: Path, shown: str) -> str | None:
         ) from None
 
 
-def _edit(path: Path, input: EditInput) -> EditOutcome:  # noqa: A002
-    text = _load(path, input.file_path)
-    outcome = apply_edit(
-        text,
+def _planned_edit(path: Path, input: EditInput) -> EditOutcome:  # noqa: A002
+    """Load the file and apply the edit in memory (validation runs only this)."""
+    return apply_edit(
+        _load(path, input.file_path),
         input.old_string,
         input.new_string,
         replace_all=input.replace_all,
         shown=input.file_path,
     )
-    write_atomic(path, outcome.text.encode("utf-8"), input.file_path)
+
+
+def _edit(path: Path, input: EditInput) -> EditOutcome:  # noqa: A002
+    outcome = _planned_edit(path, input)
+    write_text(path, outcome.text, input.file_path)
     return outcome

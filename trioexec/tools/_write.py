@@ -8,11 +8,9 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from ._base import FileToolError, PathTool, write_atomic
+from ._base import FileToolError, PathTool, write_text, written_message
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from .._tool import CallContext, ProgressSender
 
 __all__ = ["WriteInput", "WriteTool"]
@@ -73,12 +71,6 @@ class WriteTool(PathTool[WriteInput]):
         """
         path = await self.resolve(input.file_path, ctx)
         created = await trio.to_thread.run_sync(
-            functools.partial(_write, path, input.content, input.file_path)
+            functools.partial(write_text, path, input.content, input.file_path)
         )
-        if created:
-            return f"File created successfully at: {input.file_path}"
-        return f"The file {input.file_path} has been updated successfully."
-
-
-def _write(path: Path, content: str, shown: str) -> bool:
-    return write_atomic(path, content.encode("utf-8"), shown)
+        return written_message(input.file_path, created=created)
