@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -701,3 +702,77 @@ async def test_discard_cancels_queued_calls_in_events(
         "e2": (1.0, "streaming_fallback"),
         "r3": (1.0, "streaming_fallback"),
     }
+
+
+# -- a tool that ignores cancellation -----------------------------------------------------------
+
+
+@function_tool(name="Stubborn", input_type=Job, concurrency_safe=True, interrupt_behavior="cancel")
+async def stubborn(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
+    """Shields itself from cancellation: it cannot be stopped, only waited for."""
+    with trio.CancelScope(shield=True):
+        await trio.sleep(job.sleep)
+    return "finished anyway"
+
+
+async def test_call_ignoring_cancellation_is_answered_after_the_grace_period(
+    autojump_clock: trio.testing.MockClock,
+    recorder: Recorder,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    turn = Turn()
+    seen: list[tuple[float, str]] = []
+    with assert_no_new_tasks():
+        async with open_streaming_executor(
+            [*TOOLS, stubborn], turn=turn, observers=[recorder], grace_period=2.0
+        ) as executor:
+            executor.add_tool(use("s", "Stubborn", sleep=100.0))
+            executor.add_tool(use("g", "Grep", sleep=50.0))
+            await trio.sleep(1.0)
+            turn.abort()
+            async for update in executor.remaining():
+                assert isinstance(update, ResultUpdate)
+                seen.append((trio.current_time(), update.result.content))  # type: ignore[arg-type]
+        # The stubborn task is still awaited: nothing outlives the block.
+        assert trio.current_time() == 100.0
+    assert seen == [(3.0, REJECT), (3.0, REJECT)]
+    assert recorder.times("cancelled") == {"g": 1.0, "s": 3.0}
+    assert recorder.times("call_ended")["s"] == 100.0
+    assert any("ignored cancellation" in r.getMessage() for r in caplog.records)
+
+
+async def test_batch_call_ignoring_cancellation_is_answered_on_updates(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    turn = Turn()
+    send, receive = trio.open_memory_channel[Update](math.inf)
+    released: list[tuple[float, str]] = []
+
+    async def watch() -> None:
+        released.extend(
+            [
+                (trio.current_time(), update.result.tool_use_id)
+                async for update in receive
+                if isinstance(update, ResultUpdate)
+            ]
+        )
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch)
+        nursery.start_soon(_interrupt_at, turn, 1.0)
+        outcome = await run_tools(
+            [use("s", "Stubborn", sleep=100.0), use("g", "Grep"), use("e", "Edit")],
+            [*TOOLS, stubborn],
+            turn=turn,
+            updates=send,
+            grace_period=2.0,
+        )
+        send.close()
+    assert outcome.results == (
+        ToolResult("s", REJECT, is_error=True),
+        ToolResult("g", "ok"),
+        ToolResult("e", NOT_NOW, is_error=True),
+    )
+    # Released at the end of the grace period, long before the stubborn task ends.
+    assert released == [(3.0, "s"), (3.0, "g"), (3.0, "e")]
+    assert trio.current_time() == 100.0

@@ -301,6 +301,14 @@ async def test_add_tool_after_remaining_is_refused(autojump_clock: trio.testing.
         assert result_ids([u async for u in stream]) == ["a"]
 
 
+async def test_add_tool_after_the_block_is_refused() -> None:
+    async with open_streaming_executor(TOOLS) as executor:
+        executor.add_tool(use("a", "Read"))
+    with pytest.raises(RuntimeError):
+        executor.add_tool(use("b", "Read"))
+    assert result_ids(executor.drain_nowait()) == ["a"]
+
+
 async def test_remaining_on_an_empty_executor_ends_at_once() -> None:
     async with open_streaming_executor(TOOLS) as executor:
         assert [u async for u in executor.remaining()] == []
