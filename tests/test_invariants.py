@@ -34,6 +34,15 @@ from trioexec import (
 )
 
 REJECT_PREFIX = "The user doesn't want to "
+REJECT = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected "
+    "(eg. if it was a file edit, the new_string was NOT written to the file). "
+    "STOP what you are doing and wait for the user to tell you how to proceed."
+)
+NOT_NOW = (
+    "The user doesn't want to take this action right now. "
+    "STOP what you are doing and wait for the user to tell you how to proceed."
+)
 SIBLING_PREFIX = "<tool_use_error>Cancelled: parallel tool call "
 TERMINAL = ("completed", "cancelled")
 
@@ -149,8 +158,15 @@ def expected_duration(uses: list[ToolUse], limit: int) -> float:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-@given(calls=batch_calls, limit=st.sampled_from([1, 2, 3, None]))
-def test_batch_invariants(calls: list[tuple[str, float, bool]], limit: int | None) -> None:
+@given(
+    calls=batch_calls,
+    limit=st.sampled_from([1, 2, 3, None]),
+    stop=st.none()
+    | st.tuples(st.sampled_from(["interrupt", "abort"]), st.sampled_from([0.0, 0.5, 1.0, 2.5])),
+)
+def test_batch_invariants(
+    calls: list[tuple[str, float, bool]], limit: int | None, stop: tuple[str, float] | None
+) -> None:
     uses: list[ToolUse] = []
     for index, (kind, sleep, fails) in enumerate(calls):
         job: dict[str, Any] = {"sleep": sleep, "output": f"out{index}"}
@@ -165,10 +181,24 @@ def test_batch_invariants(calls: list[tuple[str, float, bool]], limit: int | Non
     recorder = Recorder()
     effective_limit = limit or 10
 
+    turn = Turn()
+    stopped_at: list[int] = []
+
+    async def stopper(kind: str, at: float) -> None:
+        await trio.sleep(at)
+        stopped_at.append(len(recorder.events))
+        getattr(turn, kind)()
+
     async def scenario() -> tuple[tuple[ToolResult, ...], float]:
         before = live_tasks()
         with trio.fail_after(10_000):
-            outcome = await run_tools(uses, REGISTRY, max_concurrency=limit, observers=[recorder])
+            async with trio.open_nursery() as nursery:
+                if stop is not None:
+                    nursery.start_soon(stopper, *stop)
+                outcome = await run_tools(
+                    uses, REGISTRY, turn=turn, max_concurrency=limit, observers=[recorder]
+                )
+                nursery.cancel_scope.cancel(reason="run over")
         assert live_tasks() <= before  # I4
         return outcome.results, trio.current_time()
 
@@ -209,7 +239,10 @@ def test_batch_invariants(calls: list[tuple[str, float, bool]], limit: int | Non
             ended.add(event.tool_use_id)
     # Results themselves.
     failures = [u for u in uses if "error" in u.input]
-    if not failures:
+    if stopped_at:
+        assert stop is not None
+        check_stopped_batch(uses, results, recorder, stopped_at[0], aborted=stop[0] == "abort")
+    elif not failures:
         assert [r.content for r in results] == [f"out{i}" for i in range(len(uses))]
         assert math.isclose(elapsed, expected_duration(uses, effective_limit))
     else:
@@ -228,6 +261,38 @@ def test_batch_invariants(calls: list[tuple[str, float, bool]], limit: int | Non
                 assert named.removeprefix("Bash(cmd") in {key.removeprefix("t") for key in own}
             else:
                 assert result.content == tool_use.input["output"]
+
+
+def check_stopped_batch(
+    uses: list[ToolUse],
+    results: tuple[ToolResult, ...],
+    recorder: Recorder,
+    mark: int,
+    *,
+    aborted: bool,
+) -> None:
+    """After an interrupt/abort: nothing starts, and every answer has the right text."""
+    events = recorder.events
+    started_at = {e.tool_use_id: i for i, e in enumerate(events) if e.kind == "started"}
+    assert all(index < mark for index in started_at.values())
+    terminal = terminal_events(events)
+    index_of = {id(e): i for i, e in enumerate(events)}
+    for tool_use, result in zip(uses, results, strict=True):
+        (event,) = terminal[tool_use.id]
+        if event.kind == "completed":
+            assert result.content in (tool_use.input["output"], tool_use.input.get("error"))
+        elif event.reason == "user_interrupted":
+            assert index_of[id(event)] >= mark
+            if tool_use.id in started_at:
+                assert result.content == REJECT
+                kind = KINDS[tool_use.name]
+                assert aborted or kind.interrupt == "cancel", "a block call was interrupted"
+            else:
+                assert result.content == NOT_NOW
+        else:
+            assert event.reason == "sibling_error"
+            assert isinstance(result.content, str)
+            assert result.content.startswith(SIBLING_PREFIX)
 
 
 # -- streaming path -----------------------------------------------------------------------------
