@@ -155,6 +155,8 @@ async def run_tools(
 async def _run_batch(core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter) -> None:
     async with trio.open_nursery() as nursery:
         for call in calls:
+            if call.state != "queued":
+                continue  # answered at admission (an unusable id)
             try:
                 limiter.acquire_on_behalf_of_nowait(call)  # no scheduler round trip when free
             except trio.WouldBlock:

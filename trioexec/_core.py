@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import re
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
@@ -31,6 +32,8 @@ from ._texts import (
     CANCEL_MESSAGE,
     REJECT_MESSAGE,
     STREAMING_FALLBACK_MESSAGE,
+    duplicate_tool_use_id,
+    invalid_tool_use_id,
     sibling_error_message,
     tool_use_error,
 )
@@ -53,6 +56,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("trioexec")
+
+_VALID_ID = re.compile(r"[A-Za-z0-9_-]+")
 
 DEFAULT_GRACE_PERIOD = 5.0
 """Seconds a cancelled call may keep running before it is answered on its behalf."""
@@ -136,6 +141,7 @@ class RunCore:
         self.pending_modifiers: list[tuple[int, ContextModifier]] = []
         self._send = send
         self._executing: set[Call] = set()
+        self._ids: set[str] = set()
         self._executing_unsafe = 0
         self._executing_blocking = 0  # executing calls whose tool does not stop on interrupt
         self._next_release = 0
@@ -150,9 +156,22 @@ class RunCore:
     # ------------------------------------------------------------------ calls
 
     def new_call(self, tool_use: ToolUse) -> Call:
-        """Track a new call (state ``queued``); unknown tools complete at once."""
-        compiled = self.registry.lookup(tool_use.name)
+        """Track a new call (state ``queued``).
+
+        A call whose id is unusable (characters other than letters, digits,
+        ``_`` and ``-``, or the id of an earlier call of this run) is answered
+        at once with an error and never runs: ids end up in file names and
+        pair results with calls.
+        """
+        id_problem = self._id_problem(tool_use.id)
+        compiled = None if id_problem else self.registry.lookup(tool_use.name)
         call = Call(len(self.calls), tool_use, compiled, safe=False)
+        self._ids.add(tool_use.id)
+        if id_problem is not None:
+            self.calls.append(call)
+            self._emit(call, "queued")
+            self.complete(call, CallOutcome(ToolResult(tool_use.id, id_problem, is_error=True)))
+            return call
         if compiled is not None:
             issue = compiled.check(tool_use.input)
             if issue is None:
@@ -167,6 +186,13 @@ class RunCore:
         self.calls.append(call)
         self._emit(call, "queued")
         return call
+
+    def _id_problem(self, tool_id: str) -> str | None:
+        if not _VALID_ID.fullmatch(tool_id):
+            return invalid_tool_use_id(tool_id)
+        if tool_id in self._ids:
+            return duplicate_tool_use_id(tool_id)
+        return None
 
     def blocked_reason(self) -> CancelReason | None:
         """Why no new call may start now (None: calls may start)."""

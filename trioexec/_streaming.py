@@ -77,6 +77,8 @@ class StreamingExecutor:
         if self._input_closed and not core.discarded:
             raise RuntimeError("add_tool() after remaining(): the model's response has ended")
         call = core.new_call(tool_use)
+        if call.state != "queued":
+            return  # answered at admission (an unusable id)
         if core.discarded:
             core.complete_without_starting(call, "streaming_fallback")
             return
