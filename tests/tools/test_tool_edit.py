@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from tool_harness import tool_context, validate_and_call
 
-from trioexec import CallContext, PermissionResult, ToolUse
+from trioexec import CallContext, PermissionResult
 from trioexec.tools import EditInput, EditTool, FileToolError
 from trioexec.tools._edit import NO_CHANGE, apply_edit
 
@@ -15,15 +16,13 @@ if TYPE_CHECKING:
 
 
 def context(cwd: Path) -> CallContext:
-    return CallContext(tool_use=ToolUse("toolu_1", "Edit", {}), cwd=cwd)
+    return tool_context(EditTool(), cwd)
 
 
 async def edit(cwd: Path, data: EditInput, tool: EditTool | None = None) -> str:
-    tool = tool or EditTool()
-    problem = await tool.validate_input(data, context(cwd))
-    if problem is not None:
-        return problem
-    return await tool.call(data, context(cwd), lambda _: None)
+    out = await validate_and_call(tool or EditTool(), data, cwd)
+    assert isinstance(out, str)
+    return out
 
 
 async def test_replaces_a_unique_string(tmp_path: Path) -> None:

@@ -6,24 +6,17 @@ import os
 from pathlib import Path
 
 import pytest
+from tool_harness import validate_and_call
 
-from trioexec import CallContext, ToolUse
 from trioexec.tools import GlobInput, GlobTool
 from trioexec.tools._glob import MAX_RESULTS, TRUNCATED_NOTE
 from trioexec.tools._globs import compile_glob, expand_braces
 
 
-def context(cwd: Path) -> CallContext:
-    return CallContext(tool_use=ToolUse("toolu_1", "Glob", {}), cwd=cwd)
-
-
 async def glob(cwd: Path, pattern: str, path: str | None = None, root: Path | None = None) -> str:
-    tool = GlobTool(root)
-    data = GlobInput(pattern, path)
-    problem = await tool.validate_input(data, context(cwd))
-    if problem is not None:
-        return problem
-    return await tool.call(data, context(cwd), lambda _: None)
+    out = await validate_and_call(GlobTool(root), GlobInput(pattern, path), cwd)
+    assert isinstance(out, str)
+    return out
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 import trio
+from tool_harness import tool_context, validate_and_call
 
-from trioexec import CallContext, ToolUse, run_tools
+from trioexec import ToolUse, run_tools
 from trioexec._validation import compile_tool
 from trioexec.tools import GrepInput, GrepTool, _grep
 
@@ -19,17 +20,12 @@ if TYPE_CHECKING:
     from trioexec._models import JSONValue
 
 
-def context(cwd: Path) -> CallContext:
-    return CallContext(tool_use=ToolUse("toolu_1", "Grep", {}), cwd=cwd)
-
-
 async def grep(cwd: Path, root: Path | None = None, **raw: JSONValue) -> str:
     tool = GrepTool(root)
     assert compile_tool(tool).check(raw) is None
-    problem = await tool.validate_input(raw, context(cwd))
-    if problem is not None:
-        return problem
-    return await tool.call(raw, context(cwd), lambda _: None)
+    out = await validate_and_call(tool, raw, cwd)
+    assert isinstance(out, str)
+    return out
 
 
 @pytest.fixture
@@ -193,7 +189,9 @@ async def test_a_cancelled_search_stops_between_files(
     monkeypatch.setattr(_grep, "looks_binary", held_on_first_file)
     with trio.fail_after(10), trio.CancelScope() as scope:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(GrepTool().call, {"pattern": "TODO"}, context(tree), print)
+            nursery.start_soon(
+                GrepTool().call, {"pattern": "TODO"}, tool_context(GrepTool(), tree), print
+            )
             await trio.to_thread.run_sync(entered.wait, 10)
             scope.cancel(reason="interrupt")
             proceed.set()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from tool_harness import tool_context, validate_and_call
 
 from trioexec import CallContext, ImageBlock, PermissionResult, ToolUse, run_tools
 from trioexec.tools import FileToolError, ReadInput, ReadTool
@@ -20,16 +21,11 @@ PNG = base64.b64decode(
 
 
 def context(cwd: Path) -> CallContext:
-    return CallContext(tool_use=ToolUse("toolu_1", "Read", {}), cwd=cwd)
+    return tool_context(ReadTool(), cwd)
 
 
 async def read(cwd: Path, file_path: str, tool: ReadTool | None = None, **kw: int) -> object:
-    tool = tool or ReadTool()
-    data = ReadInput(file_path, **kw)
-    problem = await tool.validate_input(data, context(cwd))
-    if problem is not None:
-        return problem
-    return await tool.call(data, context(cwd), lambda _: None)
+    return await validate_and_call(tool or ReadTool(), ReadInput(file_path, **kw), cwd)
 
 
 async def test_lines_are_numbered_cat_n_style(tmp_path: Path) -> None:

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 import trio
+from tool_harness import tool_context, validate_and_call
 
-from trioexec import CallContext, PermissionResult, ToolUse
+from trioexec import CallContext, PermissionResult
 from trioexec.tools import FileToolError, WriteInput, WriteTool
 
 if TYPE_CHECKING:
@@ -16,16 +17,13 @@ if TYPE_CHECKING:
 
 
 def context(cwd: Path) -> CallContext:
-    return CallContext(tool_use=ToolUse("toolu_1", "Write", {}), cwd=cwd)
+    return tool_context(WriteTool(), cwd)
 
 
 async def write(cwd: Path, file_path: str, content: str, tool: WriteTool | None = None) -> str:
-    tool = tool or WriteTool()
-    data = WriteInput(file_path, content)
-    problem = await tool.validate_input(data, context(cwd))
-    if problem is not None:
-        return problem
-    return await tool.call(data, context(cwd), lambda _: None)
+    out = await validate_and_call(tool or WriteTool(), WriteInput(file_path, content), cwd)
+    assert isinstance(out, str)
+    return out
 
 
 async def test_creates_a_file_and_its_parent_directories(tmp_path: Path) -> None:
