@@ -340,6 +340,12 @@ def entries(*hooks: tuple[object, float]) -> tuple[HookEntry, ...]:
     return tuple(HookEntry("PreToolUse", None, h, t) for h, t in hooks)  # type: ignore[arg-type]
 
 
+async def forever(data: HookInput) -> HookOutput:
+    """A hook that never answers (until it is cancelled)."""
+    await trio.sleep_forever()
+    raise AssertionError
+
+
 async def test_python_hooks_run_concurrently_results_in_hook_order(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -365,10 +371,6 @@ async def test_python_hooks_run_concurrently_results_in_hook_order(
 async def test_a_python_hook_that_times_out_gives_no_decision(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async def forever(data: HookInput) -> HookOutput:
-        await trio.sleep_forever()
-        raise AssertionError
-
     async def allow(data: HookInput) -> HookOutput:
         return HookOutput(permission_decision="allow")
 
@@ -405,10 +407,6 @@ async def test_python_hook_failures() -> None:
 async def test_cancelling_hooks_raises_a_plain_cancelled(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    async def forever(data: HookInput) -> HookOutput:
-        await trio.sleep_forever()
-        raise AssertionError
-
     with trio.move_on_after(1) as scope:
         try:
             await run_hooks(entries((forever, 600), (forever, 600)), hook_input(), cwd=Path())

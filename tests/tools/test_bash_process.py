@@ -81,6 +81,12 @@ class Running:
             update = await self.progress.receive()
             self.output += update.text
 
+    async def cancel(self, reason: str, *, within: float) -> None:
+        """Cancel the call's scope (as a sibling error or an abort does); wait until it ends."""
+        with trio.fail_after(within):
+            self.scope.cancel(reason=reason)
+            await self.finished.wait()
+
 
 async def test_cancelled_sleep_leaves_no_process(tmp_path: Path) -> None:
     running = Running(BashTool(), "sleep 30", tmp_path)
@@ -90,9 +96,7 @@ async def test_cancelled_sleep_leaves_no_process(tmp_path: Path) -> None:
             pgid = await running.started()
         assert pgid in live_members(pgid)
         # What a sibling error does: the enclosing cancel scope is cancelled.
-        with trio.fail_after(1):
-            running.scope.cancel(reason="a sibling errored")
-            await running.finished.wait()
+        await running.cancel("a sibling errored", within=1)
         assert live_members(pgid) == []
         assert not is_alive(pgid)
     assert running.scope.cancelled_caught
@@ -112,9 +116,7 @@ async def test_cancelled_command_with_a_grandchild_leaves_nothing(tmp_path: Path
         assert grandchild != pgid
         assert grandchild in live_members(pgid)
         assert len(live_members(pgid)) >= 2
-        with trio.fail_after(1):
-            running.scope.cancel(reason="a sibling errored")
-            await running.finished.wait()
+        await running.cancel("a sibling errored", within=1)
         assert not is_alive(grandchild)
         assert live_members(pgid) == []
 
@@ -129,9 +131,7 @@ async def test_sigterm_is_followed_by_sigkill_after_the_grace(tmp_path: Path) ->
             pgid = await running.started()
             await running.wait_for_output("\n")
         sleeper = int(running.output.strip())
-        with trio.fail_after(3):
-            running.scope.cancel(reason="abort")
-            await running.finished.wait()
+        await running.cancel("abort", within=3)
         assert not is_alive(sleeper)
         assert live_members(pgid) == []
 
