@@ -136,7 +136,7 @@ class RunCore:
         self.in_progress: set[str] = set()
         self.stop_reason: str | None = None
         self.discarded = False
-        self.turn_scope = self.turn.open_scope()
+        self.turn_scope = trio.CancelScope()
         self.sibling_scope = trio.CancelScope()
         self.pending_modifiers: list[tuple[int, ContextModifier]] = []
         self._send = send
@@ -150,8 +150,7 @@ class RunCore:
         self._cause: CancelReason | None = None
         self._interruptible = False
         self.on_settled: Callable[[], None] = _nothing
-        self.turn.add_interrupt_listener(self._on_interrupt)
-        self.turn.add_abort_listener(self._on_abort)
+        self.turn.attach(self)
 
     # ------------------------------------------------------------------ calls
 
@@ -439,7 +438,8 @@ class RunCore:
         self._answer_queued("sibling_error")
         cancel_at_end_of_instant(self.sibling_scope, candidate[0])
 
-    def _on_interrupt(self) -> None:
+    def on_interrupt(self) -> None:
+        """The turn was interrupted: stop ``"cancel"`` calls, answer unstartable ones."""
         now = trio.current_time()
         for call in list(self._executing):
             if call.interrupt_behavior == "cancel" and call.scope is not None:
@@ -450,7 +450,8 @@ class RunCore:
         self._answer_queued("user_interrupted")
         self.settle()
 
-    def _on_abort(self) -> None:
+    def on_abort(self) -> None:
+        """The turn was aborted (its scope cancels everything): record why."""
         self._mark_executing("user_interrupted")
         self._answer_queued("user_interrupted")
         self.settle()
@@ -573,9 +574,7 @@ class RunCore:
 
     def close(self) -> None:
         """Detach from the turn once the run is over."""
-        self.turn.remove_interrupt_listener(self._on_interrupt)
-        self.turn.remove_abort_listener(self._on_abort)
-        self.turn.close_scope(self.turn_scope)
+        self.turn.detach(self)
 
 
 def _event_data(outcome: CallOutcome) -> ToolResult | None:

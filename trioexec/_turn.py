@@ -1,40 +1,54 @@
-"""The turn: one assistant message's worth of tool calls, and the scope that can stop them."""
+"""The turn: one assistant message's worth of tool calls, and what can stop them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeAlias
+from typing import Protocol
 
 import trio
 
-__all__ = ["Turn", "cancel_at_end_of_instant"]
+__all__ = ["Turn", "TurnRun", "cancel_at_end_of_instant"]
 
-_Listener: TypeAlias = Callable[[], None]
+
+class TurnRun(Protocol):
+    """What a run (``run_tools`` call or streaming executor) shows its turn."""
+
+    @property
+    def turn_scope(self) -> trio.CancelScope:
+        """The run's turn scope: the outermost scope around its calls."""
+        ...
+
+    @property
+    def in_progress(self) -> set[str]:
+        """Ids of the run's calls that started and are not released yet."""
+        ...
+
+    def on_interrupt(self) -> None:
+        """Stop the run's ``"cancel"`` calls; start nothing new."""
+
+    def on_abort(self) -> None:
+        """Record that every unfinished call of the run is being cancelled."""
 
 
 class Turn:
     """Owns the cancellation of one turn: :meth:`interrupt` and :meth:`abort`.
 
-    Each run (``run_tools`` call or streaming executor) opens its turn scope
-    through :meth:`open_scope`; :meth:`abort` cancels every one of them.
-    Sibling cancellation lives in a child scope of the turn scope, so a failing
-    shell command never cancels the turn.  Both methods are synchronous and
-    safe to call from any task of the same trio run (a key-press handler, a
-    task reading the user's next message) at any time, also before a run
-    starts or after it ended.
+    Every run started with ``turn=`` attaches to it for its lifetime;
+    :meth:`abort` cancels each run's turn scope.  Sibling cancellation lives in
+    a child scope of the turn scope, so a failing shell command never cancels
+    the turn.  Both methods are synchronous and safe to call from any task of
+    the same trio run (a key-press handler, a task reading the user's next
+    message) at any time, also before a run starts or after it ended.
 
     Cancellation takes effect at the end of the current scheduler instant:
     a call that finishes in that same instant keeps its real result.
     """
 
-    __slots__ = ("_abort_listeners", "_interrupt_listeners", "_scopes", "aborted", "interrupted")
+    __slots__ = ("_runs", "aborted", "interrupted")
 
     def __init__(self) -> None:
         self.interrupted = False
         self.aborted = False
-        self._scopes: set[trio.CancelScope] = set()
-        self._interrupt_listeners: list[_Listener] = []
-        self._abort_listeners: list[_Listener] = []
+        self._runs: dict[TurnRun, None] = {}  # insertion-ordered set
 
     def interrupt(self) -> None:
         """The user typed a new message: stop ``"cancel"`` tools, start nothing new.
@@ -44,8 +58,8 @@ class Turn:
         if self.interrupted or self.aborted:
             return
         self.interrupted = True
-        for listener in list(self._interrupt_listeners):
-            listener()
+        for run in list(self._runs):
+            run.on_interrupt()
 
     def abort(self) -> None:
         """Hard stop: cancel every call of the turn, ``"block"`` tools included."""
@@ -54,40 +68,24 @@ class Turn:
         self.aborted = True
         self.interrupted = True
         now = trio.current_time()
-        for scope in self._scopes:
-            cancel_at_end_of_instant(scope, now)
-        for listener in list(self._abort_listeners):
-            listener()
+        for run in list(self._runs):
+            cancel_at_end_of_instant(run.turn_scope, now)
+            run.on_abort()
 
-    def open_scope(self) -> trio.CancelScope:
-        """A fresh turn scope for one run; already cancelled if the turn was aborted."""
-        scope = trio.CancelScope()
+    @property
+    def in_progress_ids(self) -> frozenset[str]:
+        """Ids of calls of this turn's runs that started and are not released yet."""
+        return frozenset(i for run in self._runs for i in run.in_progress)
+
+    def attach(self, run: TurnRun) -> None:
+        """Register a run for its lifetime (its turn scope is cancelled at once if aborted)."""
+        self._runs[run] = None
         if self.aborted:
-            scope.cancel(reason="user_interrupted")
-        self._scopes.add(scope)
-        return scope
+            run.turn_scope.cancel(reason="user_interrupted")
 
-    def close_scope(self, scope: trio.CancelScope) -> None:
-        """Forget a run's scope once the run is over."""
-        self._scopes.discard(scope)
-
-    def add_interrupt_listener(self, listener: _Listener) -> None:
-        """Register a run's interrupt handler (called synchronously by :meth:`interrupt`)."""
-        self._interrupt_listeners.append(listener)
-
-    def remove_interrupt_listener(self, listener: _Listener) -> None:
-        """Unregister a run's interrupt handler."""
-        if listener in self._interrupt_listeners:
-            self._interrupt_listeners.remove(listener)
-
-    def add_abort_listener(self, listener: _Listener) -> None:
-        """Register a run's abort handler (called synchronously by :meth:`abort`)."""
-        self._abort_listeners.append(listener)
-
-    def remove_abort_listener(self, listener: _Listener) -> None:
-        """Unregister a run's abort handler."""
-        if listener in self._abort_listeners:
-            self._abort_listeners.remove(listener)
+    def detach(self, run: TurnRun) -> None:
+        """Forget a run once it is over."""
+        self._runs.pop(run, None)
 
     def __repr__(self) -> str:
         state = "aborted" if self.aborted else "interrupted" if self.interrupted else "running"

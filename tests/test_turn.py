@@ -1,0 +1,73 @@
+"""The Turn: the in-progress id set across runs, and calls made before or after a run."""
+
+from __future__ import annotations
+
+import trio
+import trio.testing
+
+from trioexec import ToolResult, ToolUse, Turn, run_tools
+from trioexec.testing import ScriptedTool
+
+READ = ScriptedTool("Read", concurrency_safe=True, interrupt_behavior="cancel")
+EDIT = ScriptedTool("Edit")
+
+
+async def test_in_progress_ids_follow_the_batch_path(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    turn = Turn()
+    seen: list[tuple[float, frozenset[str]]] = []
+    calls = [
+        ToolUse("a", "Read", {"sleep": 1.0}),
+        ToolUse("b", "Read", {"sleep": 2.0}),
+        ToolUse("c", "Edit", {"sleep": 1.0}),
+    ]
+
+    async def watch() -> None:
+        await trio.sleep(0.5)
+        for _ in range(4):
+            seen.append((trio.current_time(), turn.in_progress_ids))
+            await trio.sleep(1.0)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(watch)
+        outcome = await run_tools(calls, [READ, EDIT], turn=turn)
+    assert [r.tool_use_id for r in outcome.results] == ["a", "b", "c"]
+    assert seen == [
+        (0.5, frozenset({"a", "b"})),
+        (1.5, frozenset({"b"})),
+        (2.5, frozenset({"c"})),
+        (3.5, frozenset()),
+    ]
+
+
+async def test_a_turn_aborted_before_the_run_answers_everything(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    turn = Turn()
+    turn.abort()
+    outcome = await run_tools(
+        [ToolUse("a", "Read", {}), ToolUse("b", "Edit", {})], [READ, EDIT], turn=turn
+    )
+    assert all(r.is_error for r in outcome.results)
+    assert [r.tool_use_id for r in outcome.results] == ["a", "b"]
+    assert trio.current_time() == 0.0
+
+
+async def test_interrupting_an_idle_turn_is_harmless() -> None:
+    turn = Turn()
+    turn.interrupt()
+    turn.interrupt()
+    assert turn.interrupted
+    assert not turn.aborted
+    assert turn.in_progress_ids == frozenset()
+    assert repr(turn) == "<Turn interrupted>"
+    outcome = await run_tools([ToolUse("a", "Read", {"output": "x"})], [READ], turn=turn)
+    assert outcome.results == (
+        ToolResult(
+            "a",
+            "The user doesn't want to take this action right now. STOP what you are doing and "
+            "wait for the user to tell you how to proceed.",
+            is_error=True,
+        ),
+    )
