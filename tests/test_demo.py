@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,21 +16,24 @@ if TYPE_CHECKING:
     import pytest
 
 
-def _sleep_30_processes() -> set[int]:
+def _demo_sleep_processes() -> set[int]:
+    """Live ``sleep 30`` processes started in a demo workspace (other runs are ignored)."""
     found = set()
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if cmdline.split(b"\0")[:2] == [b"sleep", b"30"]:
-                found.add(int(entry.name))
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if cmdline.split(b"\0")[:2] == [b"sleep", b"30"] and "trioexec-demo-" in cwd:
+            found.add(int(entry.name))
     return found
 
 
 def test_demo_json_answers_every_call_in_order() -> None:
-    before = _sleep_30_processes()
+    before = _demo_sleep_processes()
     out = io.StringIO()
     assert run_demo(as_json=True, out=out) == 0
     report = json.loads(out.getvalue())
@@ -61,7 +65,7 @@ def test_demo_json_answers_every_call_in_order() -> None:
     reasons = {e["id"]: e.get("reason") for e in second["events"] if e["kind"] == "cancelled"}
     assert reasons == {"toolu_07_wait": "sibling_error", "toolu_10_after": "sibling_error"}
     # The cancelled `sleep 30` left no process behind.
-    assert _sleep_30_processes() <= before
+    assert _demo_sleep_processes() <= before
     user_message = second["user_message"]
     assert user_message["role"] == "user"
     assert [
