@@ -58,14 +58,7 @@ def test_every_name_in_all_is_reexported_explicitly(name: str) -> None:
     [
         "trioexec",
         "trioexec.testing",
-        pytest.param(
-            "trioexec.tools",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="trioexec.tools binds `Any` and `TYPE_CHECKING` at module level "
-                "(default_tools is defined in __init__ instead of a private module)",
-            ),
-        ),
+        "trioexec.tools",
     ],
 )
 def test_no_private_name_leaks(name: str) -> None:

@@ -6,8 +6,6 @@ workspace root the file tools refuse to leave.  It does not sandbox Bash.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from .._process import ProcessResult as ProcessResult
 from .._process import live_group_members as live_group_members
 from .._process import run_process_group as run_process_group
@@ -22,6 +20,7 @@ from ._bash import ShellTimeoutError as ShellTimeoutError
 from ._bash_classifier import is_read_only_command as is_read_only_command
 from ._bash_classifier import split_command as split_command
 from ._bash_classifier import stays_in_working_directory as stays_in_working_directory
+from ._defaults import default_tools as default_tools
 from ._edit import EditInput as EditInput
 from ._edit import EditTool as EditTool
 from ._glob import GlobInput as GlobInput
@@ -33,11 +32,6 @@ from ._read import ReadInput as ReadInput
 from ._read import ReadTool as ReadTool
 from ._write import WriteInput as WriteInput
 from ._write import WriteTool as WriteTool
-
-if TYPE_CHECKING:
-    from pathlib import Path
-
-    from .._tool import Tool
 
 __all__ = [
     "BashInput",
@@ -67,15 +61,3 @@ __all__ = [
     "split_command",
     "stays_in_working_directory",
 ]
-
-
-def default_tools(root: Path | str | None = None) -> list[Tool[Any]]:
-    """One instance of each standard tool; file tools confined to ``root`` when given."""
-    return [
-        ReadTool(root),
-        WriteTool(root),
-        EditTool(root),
-        GlobTool(root),
-        GrepTool(root),
-        BashTool(),
-    ]
