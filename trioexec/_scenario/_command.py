@@ -31,7 +31,7 @@ def add_scenario_commands(subparsers: Any) -> None:  # noqa: ANN401 - argparse's
     scenario = subparsers.add_parser(
         "scenario",
         help="run or check a scenario file (one scripted turn on virtual time)",
-        description="Scenario files describe one turn of scripted tool calls (SPEC §8).",
+        description="Scenario files describe one turn of scripted tool calls (docs/scenarios.md).",
     )
     commands = scenario.add_subparsers(dest="scenario_command", metavar="SUBCOMMAND")
     scenario.set_defaults(func=_help(scenario))
