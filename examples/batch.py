@@ -11,12 +11,17 @@ Run: python examples/batch.py
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import attrs
 import trio
 import trio.testing
 
 import trioexec
 from trioexec import CallContext, ProgressSender, ToolOutput, ToolUse
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 @attrs.frozen
@@ -29,8 +34,11 @@ async def weather(args: CityInput, ctx: CallContext, progress: ProgressSender) -
     """Look up the weather in a city (pretend: a longer name takes longer)."""
     await trio.sleep(len(args.city) / 10)
     print(f"  t={trio.current_time():.1f}s weather({args.city}) finished")
-    city = args.city  # the modifier appends this call's city to the shared context
-    return ToolOutput(f"{city}: mild", lambda state: {**state, "cities": [*state["cities"], city]})
+
+    def add_city(state: Mapping[str, object]) -> Mapping[str, object]:  # a context modifier
+        return {**state, "cities": [*cast("list[str]", state["cities"]), args.city]}
+
+    return ToolOutput(f"{args.city}: mild", add_city)
 
 
 @attrs.frozen
@@ -45,7 +53,7 @@ async def note(args: NoteInput, ctx: CallContext, progress: ProgressSender) -> s
 
 
 async def main() -> None:
-    tools = [weather, note]
+    tools = trioexec.ToolRegistry([weather, note])  # or pass the list itself
     calls = [
         ToolUse("toolu_1", "weather", {"city": "Copenhagen"}),  # slow: finishes last
         ToolUse("toolu_2", "weather", {"city": "Oslo"}),
