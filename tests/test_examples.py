@@ -1,0 +1,134 @@
+"""The examples run and print what their docstrings promise; the API reference names everything.
+
+Each ``examples/*.py`` runs in a subprocess from the repository root, as a
+reader would run it.  The examples on trio's MockClock finish at once; only
+``standard_tools.py`` spawns real processes, so the 60 s timeout is a bound
+on a hung run, not a timing assertion.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+API_DOC = ROOT / "docs" / "api.md"
+
+# Lines (or parts of lines) each example must print: the point of the example.
+EXPECTED: dict[str, list[str]] = {
+    "batch.py": [
+        "safe batch : ['toolu_1', 'toolu_2']",
+        "toolu_3 is_error=False: noted 'both looked up'; cities so far: ['Copenhagen', 'Oslo']",
+        "toolu_4 is_error=True: <tool_use_error>InputValidationError: weather failed",
+        "The required parameter `city` is missing</tool_use_error>",
+    ],
+    "streaming.py": [
+        "t=3.00s progress toolu_fast: https://b.example: half done",
+        "t=3.90s stream ended; not yet released: ['toolu_fast', 'toolu_slow']",
+        "t=5.20s result   toolu_slow: contents of https://a.example\n"
+        "  t=5.20s result   toolu_fast: contents of https://b.example",
+    ],
+    "interrupt_and_abort.py": [
+        "interrupt at t=1 s; run_tools returned at t=2 s",
+        "toolu_2 download is_error=False  download done after 2 s",
+        "abort at t=1 s; run_tools returned at t=1 s",
+        "toolu_2 download is_error=True   The user doesn't want to proceed with this tool use.",
+    ],
+    "sibling_error.py": [
+        "toolu_1 is_error=False  (contents of notes.txt)",
+        "toolu_2 is_error=True   <tool_use_error>Cancelled: parallel tool call "
+        "shell(ls deploy) errored</tool_use_error>",
+        "toolu_3 is_error=True   Exit code 2 | ls: cannot access 'deploy'",
+        "toolu_5 is_error=True   <tool_use_error>Cancelled: parallel tool call",
+        "next run on the same turn: (contents of notes.txt) (<Turn running>)",
+    ],
+    "guard_rails.py": [
+        "npm run test -- --watch    -> (ran npm run test -- --watch)",
+        "npm run test && rm -rf /   -> Permission to use Bash has been denied.",
+        "curl https://x.example     -> Permission to use Bash has been denied.",
+        "./deploy prod              -> PreToolUse:Bash hook error: commands touching prod",
+        "git push origin main       -> Not now: the release branch is frozen.",
+        "ls -la                     -> (ran ls -la)",
+        "+ additional_context: The test suite takes about a minute.",
+    ],
+    "results_budget.py": [
+        "Output too large (58.6KB). Full output saved to: {session}/tool-results/toolu_big.txt",
+        "toolu_a    2,155 chars  persisted",
+        "toolu_b   35,000 chars  inline",
+        "files: ['toolu_a.txt', 'toolu_big.txt']",
+        "rebuilt with the same state, same bytes: True",
+    ],
+    "observers.py": [
+        "t=0.00  -- interruptible: True",
+        "t=0.50  -- interruptible: False",
+        "t=0.75  toolu_1  cancelled (user_interrupted): The user doesn't want",
+        "t=1.50  toolu_2  progress: halfway",
+        "t=2.50  toolu_2  completed: build finished",
+    ],
+    "standard_tools.py": [
+        "one batch of concurrency-safe calls: True",
+        "     2\t    # TODO: use the preferred name",
+        "src/app.py:2:    # TODO: use the preferred name",
+        "3 src/app.py",
+        "Path ../elsewhere.txt is outside the workspace root {workspace}",
+        "Exit code 1\n    cat: missing.txt: No such file or directory",
+    ],
+}
+
+
+def test_every_example_has_expectations() -> None:
+    found = sorted(path.name for path in EXAMPLES.glob("*.py"))
+    assert found == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_runs(name: str) -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    for line in EXPECTED[name]:
+        assert line in done.stdout, f"{name} did not print {line!r}:\n{done.stdout}"
+
+
+@pytest.mark.parametrize("package", ["trioexec", "trioexec.tools", "trioexec.testing"])
+def test_api_reference_names_every_export(package: str) -> None:
+    text = API_DOC.read_text(encoding="utf-8")
+    module = importlib.import_module(package)
+    missing = [name for name in module.__all__ if not re.search(rf"`{re.escape(name)}\b", text)]
+    assert not missing, f"{package} names missing from docs/api.md: {missing}"
+
+
+def _anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives the headings of a Markdown page."""
+    anchors = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", markdown, flags=re.MULTILINE):
+        text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+        anchors.add(text.replace(" ", "-"))
+    return anchors
+
+
+def test_api_reference_links_resolve() -> None:
+    text = API_DOC.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]+))?\)", text)
+    assert links
+    for target, anchor in links:
+        if target.startswith(("http://", "https://")):
+            continue
+        path = (API_DOC.parent / target) if target else API_DOC
+        assert path.exists(), f"docs/api.md links to a missing {target}"
+        if anchor:
+            assert anchor in _anchors(path.read_text(encoding="utf-8")), f"{target}#{anchor}"
