@@ -13,6 +13,8 @@ from ._errors import MalformedBlockError as MalformedBlockError
 from ._errors import ToolDefinitionError as ToolDefinitionError
 from ._errors import TrioexecError as TrioexecError
 from ._events import CallEvent as CallEvent
+from ._events import CallEventKind as CallEventKind
+from ._events import CancelReason as CancelReason
 from ._events import Observer as Observer
 from ._guard import CanUseTool as CanUseTool
 from ._guard import GuardRails as GuardRails
@@ -30,8 +32,13 @@ from ._hooks import PythonHook as PythonHook
 from ._message import UserMessage as UserMessage
 from ._message import build_user_message as build_user_message
 from ._models import Attachment as Attachment
+from ._models import AttachmentKind as AttachmentKind
 from ._models import Batch as Batch
+from ._models import Content as Content
+from ._models import ContentBlock as ContentBlock
 from ._models import ImageBlock as ImageBlock
+from ._models import JSONObject as JSONObject
+from ._models import JSONValue as JSONValue
 from ._models import ProgressUpdate as ProgressUpdate
 from ._models import ResultUpdate as ResultUpdate
 from ._models import TextBlock as TextBlock
@@ -56,6 +63,9 @@ from ._stream_adapter import ToolUseAssembler as ToolUseAssembler
 from ._streaming import StreamingExecutor as StreamingExecutor
 from ._streaming import open_streaming_executor as open_streaming_executor
 from ._tool import CallContext as CallContext
+from ._tool import ContextModifier as ContextModifier
+from ._tool import ContextState as ContextState
+from ._tool import InterruptBehavior as InterruptBehavior
 from ._tool import PermissionResult as PermissionResult
 from ._tool import ProgressSender as ProgressSender
 from ._tool import Tool as Tool
@@ -69,13 +79,20 @@ __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_MESSAGE_BUDGET",
     "Attachment",
+    "AttachmentKind",
     "Batch",
     "CallContext",
     "CallEvent",
+    "CallEventKind",
     "CanUseTool",
+    "CancelReason",
     "CommandHook",
     "ConfigurationError",
+    "Content",
+    "ContentBlock",
     "ContentReplacementState",
+    "ContextModifier",
+    "ContextState",
     "GuardRails",
     "HookBlockingError",
     "HookEntry",
@@ -83,6 +100,9 @@ __all__ = [
     "HookOutput",
     "HookSet",
     "ImageBlock",
+    "InterruptBehavior",
+    "JSONObject",
+    "JSONValue",
     "MalformedBlockError",
     "Observer",
     "PermissionContext",

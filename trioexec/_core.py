@@ -150,7 +150,7 @@ class RunCore:
         self._cause: CancelReason | None = None
         self._interruptible = False
         self.on_settled: Callable[[], None] = _nothing
-        self.turn.attach(self)
+        self.turn._attach(self)  # the run/turn handshake
 
     # ------------------------------------------------------------------ calls
 
@@ -574,7 +574,7 @@ class RunCore:
 
     def close(self) -> None:
         """Detach from the turn once the run is over."""
-        self.turn.detach(self)
+        self.turn._detach(self)  # the run/turn handshake
 
 
 def _event_data(outcome: CallOutcome) -> ToolResult | None:

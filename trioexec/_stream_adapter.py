@@ -46,8 +46,9 @@ class ToolUseAssembler:
     with an error result instead of the call vanishing.
     """
 
-    _pending: dict[int, _Pending] = attrs.Factory(dict)
-    sealed: list[ToolUse] = attrs.Factory(list)
+    _pending: dict[int, _Pending] = attrs.field(factory=dict, init=False)
+    sealed: list[ToolUse] = attrs.field(factory=list, init=False)
+    """Every tool_use sealed so far, in order."""
 
     def feed(self, event: object) -> ToolUse | None:
         """Consume one event; return the tool_use it sealed, if any.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 import attrs
 
@@ -226,14 +226,17 @@ def function_tool(
     cancels_siblings_on_error: bool = False,
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
-) -> Callable[[ToolFunction[InputT]], Tool[InputT]]:
+) -> Callable[[ToolFunction[InputT]], Tool[Any]]:
     """Decorate ``async def f(input, ctx, progress)`` to make a :class:`Tool`.
 
     The JSON Schema is derived from ``input_type`` (an attrs class) unless
-    ``input_schema`` is given.  The name defaults to the function's name.
+    ``input_schema`` is given; with neither, any JSON object is accepted and the
+    function receives the dict.  The name defaults to the function's name.  The
+    result is typed ``Tool[Any]`` so tools of different input types mix in one list.
 
     Raises:
-        ToolDefinitionError: neither a schema nor an attrs input type was given.
+        ToolDefinitionError: ``interrupt_behavior`` or ``max_result_size_chars``
+            is out of range.
     """
     if interrupt_behavior not in ("cancel", "block"):
         raise ToolDefinitionError(
@@ -242,7 +245,7 @@ def function_tool(
     if not (max_result_size_chars == math.inf or max_result_size_chars >= 0):
         raise ToolDefinitionError("max_result_size_chars must be >= 0 or math.inf")
 
-    def decorate(func: ToolFunction[InputT]) -> Tool[InputT]:
+    def decorate(func: ToolFunction[InputT]) -> Tool[Any]:
         return FunctionTool(
             func,
             name=name or func.__name__,

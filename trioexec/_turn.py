@@ -6,10 +6,10 @@ from typing import Protocol
 
 import trio
 
-__all__ = ["Turn", "TurnRun", "cancel_at_end_of_instant"]
+__all__ = ["Turn", "cancel_at_end_of_instant"]
 
 
-class TurnRun(Protocol):
+class _TurnRun(Protocol):
     """What a run (``run_tools`` call or streaming executor) shows its turn."""
 
     @property
@@ -32,7 +32,7 @@ class TurnRun(Protocol):
 class Turn:
     """Owns the cancellation of one turn: :meth:`interrupt` and :meth:`abort`.
 
-    Every run started with ``turn=`` attaches to it for its lifetime;
+    Every run started with ``turn=`` is attached to it for its lifetime;
     :meth:`abort` cancels each run's turn scope.  Sibling cancellation lives in
     a child scope of the turn scope, so a failing shell command never cancels
     the turn.  Both methods are synchronous and safe to call from any task of
@@ -48,7 +48,7 @@ class Turn:
     def __init__(self) -> None:
         self.interrupted = False
         self.aborted = False
-        self._runs: dict[TurnRun, None] = {}  # insertion-ordered set
+        self._runs: dict[_TurnRun, None] = {}  # insertion-ordered set
 
     def interrupt(self) -> None:
         """The user typed a new message: stop ``"cancel"`` tools, start nothing new.
@@ -77,13 +77,13 @@ class Turn:
         """Ids of calls of this turn's runs that started and are not released yet."""
         return frozenset(i for run in self._runs for i in run.in_progress)
 
-    def attach(self, run: TurnRun) -> None:
+    def _attach(self, run: _TurnRun) -> None:
         """Register a run for its lifetime (its turn scope is cancelled at once if aborted)."""
         self._runs[run] = None
         if self.aborted:
             run.turn_scope.cancel(reason="user_interrupted")
 
-    def detach(self, run: TurnRun) -> None:
+    def _detach(self, run: _TurnRun) -> None:
         """Forget a run once it is over."""
         self._runs.pop(run, None)
 
