@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
 
+from .._events import CallEventKind
 from .._models import Attachment, ToolResult, content_to_api
 from ._model import Scenario
 
@@ -24,6 +25,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OUTPUT_KINDS",
+    "EventKind",
+    "RunEvent",
+    "ScenarioRun",
+    "dumps_output",
+]
+
+EventKind: TypeAlias = CallEventKind
+OUTPUT_KINDS",
     "EventKind",
     "RunEvent",
     "ScenarioRun",
