@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
@@ -32,23 +32,6 @@ __all__ = [
 ]
 
 EventKind: TypeAlias = CallEventKind
-OUTPUT_KINDS",
-    "EventKind",
-    "RunEvent",
-    "ScenarioRun",
-    "dumps_output",
-]
-
-EventKind: TypeAlias = Literal[
-    "queued",
-    "started",
-    "progress",
-    "completed",
-    "cancelled",
-    "released",
-    "call_began",
-    "call_ended",
-]
 OUTPUT_KINDS: frozenset[str] = frozenset(
     {"queued", "started", "progress", "completed", "cancelled", "released"}
 )
