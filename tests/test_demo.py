@@ -80,4 +80,9 @@ def test_demo_text_output_through_the_cli(capsys: pytest.CaptureFixture[str]) ->
     assert "turn 2" in text
     assert "cancelled" in text
     assert "Every tool_use got exactly one tool_result" in text
+    timeline = {line.split()[0]: line for line in text.splitlines() if "│" in line}
+    assert "✗" in timeline["toolu_07_wait"]  # cancelled by the failing ls
+    assert "✗" in timeline["toolu_09_deploy"]  # the failing ls itself
+    assert "✗" in timeline["toolu_10_after"]  # never started
+    assert "✓" in timeline["toolu_08_readme"]
     assert "\x1b[" not in text  # not a terminal: plain lines, no redrawing

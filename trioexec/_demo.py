@@ -8,6 +8,7 @@ still "streaming", against the standard tools in a temporary workspace.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -148,9 +149,18 @@ def run_demo(*, as_json: bool = False, out: TextIO | None = None) -> int:
         session_dir.mkdir()
         write_workspace(workspace)
         stream = out or sys.stdout
-        return trio.run(
-            lambda: _run_all(stream, as_json=as_json, workspace=workspace, session_dir=session_dir)
-        )
+        try:
+            return trio.run(
+                lambda: _run_all(
+                    stream, as_json=as_json, workspace=workspace, session_dir=session_dir
+                )
+            )
+        except BrokenPipeError:
+            # The reader went away (``trioexec demo | head``): no traceback, and keep
+            # the interpreter's final flush from failing again.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 1
 
 
 def _print_report(out: TextIO, report: _TurnReport) -> None:
@@ -192,13 +202,13 @@ def _timeline(report: _TurnReport) -> list[str]:
             cells[i] = "█"
         for i in range(column(stop) + 1, column(released) + 1):
             cells[i] = "─"
-        failed = any(
+        reason = next((e.reason for e in events if e.kind == "cancelled"), None)
+        failed = reason is not None or any(
             isinstance(e.data, ToolResult) and e.data.is_error
             for e in events
-            if e.kind in ("completed", "cancelled")
+            if e.kind in ("completed", "released")
         )
         cells[column(stop)] = "✗" if failed else "✓"
-        reason = next((e.reason for e in events if e.kind == "cancelled"), None)
         ran = f"ran {stop - start:.2f}s" if start is not None else "never started"
         note = f"{ran}, cancelled: {reason}" if reason else ran
         rows.append(f"{call.id:<16} │{''.join(cells)}│ {note}")

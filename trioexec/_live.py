@@ -47,6 +47,7 @@ class LiveDisplay(Observer):
         self._origin = clock_origin
         self._lines: dict[str, _Line] = {}
         self._drawn = 0
+        self._closed = False
 
     def describe(self, tool_use: ToolUse) -> None:
         """Give the display the call's label before its events arrive."""
@@ -74,18 +75,25 @@ class LiveDisplay(Observer):
 
     def finish(self) -> None:
         """Leave the final state on screen and start a fresh block for the next turn."""
-        if self._redraw:
-            self._draw_all()
+        if self._redraw and not self._closed:
+            try:
+                self._draw_all()
+            except BrokenPipeError:
+                self._closed = True
         self._lines.clear()
         self._drawn = 0
 
     def _render(self, tool_use_id: str) -> None:
-        if self._redraw:
-            self._draw_all()
+        if self._closed:
             return
-        line = self._lines[tool_use_id]
-        self._out.write(self._format(line) + "\n")
-        self._out.flush()
+        try:
+            if self._redraw:
+                self._draw_all()
+                return
+            self._out.write(self._format(self._lines[tool_use_id]) + "\n")
+            self._out.flush()
+        except BrokenPipeError:
+            self._closed = True  # the reader went away (``| head``): stop drawing, quietly
 
     def _draw_all(self) -> None:
         if self._drawn:
