@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import math
+from typing import TYPE_CHECKING
+
 import trio
 import trio.testing
 
-from trioexec import ToolResult, ToolUse, Turn, run_tools
+from trioexec import (
+    ContentReplacementState,
+    ToolResult,
+    ToolUse,
+    Turn,
+    build_user_message,
+    run_tools,
+)
 from trioexec.testing import ScriptedTool
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 READ = ScriptedTool("Read", concurrency_safe=True, interrupt_behavior="cancel")
 EDIT = ScriptedTool("Edit")
@@ -71,3 +84,24 @@ async def test_interrupting_an_idle_turn_is_harmless() -> None:
             is_error=True,
         ),
     )
+
+
+async def test_result_limits_let_the_budget_spare_self_managed_tools(tmp_path: Path) -> None:
+    big_read = ScriptedTool("Read", concurrency_safe=True, max_result_size_chars=math.inf)
+    big_dump = ScriptedTool("Dump", concurrency_safe=True)
+    calls = [
+        ToolUse("r", "Read", {"output_size": 150_000}),
+        ToolUse("d", "Dump", {"output_size": 150_000}),
+    ]
+    outcome = await run_tools(calls, [big_read, big_dump])
+    assert outcome.result_limits == {"r": math.inf, "d": 100_000}
+    message = await build_user_message(
+        outcome.updates,
+        state=ContentReplacementState(),
+        session_dir=tmp_path,
+        limits=outcome.result_limits,
+    )
+    kept, persisted = message.results
+    assert kept.content == outcome.results[0].content  # Read manages its own size
+    assert isinstance(persisted.content, str)
+    assert persisted.content.startswith("<persisted-output>")

@@ -10,6 +10,7 @@ batch, in tool_use order.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from ._tool import ContextState, Tool
 from ._turn import Turn
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Sequence
 
     from ._guard import GuardRails
 
@@ -42,6 +43,10 @@ class RunOutcome:
     updates: tuple[ResultUpdate, ...]
     context: ContextState
     stop_reason: str | None = None
+    result_limits: Mapping[str, float] = attrs.field(factory=dict)
+    """tool_use id -> its tool's ``max_result_size_chars``: pass it as ``limits=`` to
+    :func:`build_user_message` so tools that manage their own size (``math.inf``,
+    like ``Read``) are never persisted by the message budget."""
 
     @property
     def results(self) -> tuple[ToolResult, ...]:
@@ -149,7 +154,7 @@ async def run_tools(
         core.answer_unstarted(core.blocked_reason() or "user_interrupted")
         core.apply_pending_modifiers()
         core.close()
-    return RunOutcome(tuple(core.released), core.context, core.stop_reason)
+    return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
 
 
 async def _run_batch(core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter) -> None:

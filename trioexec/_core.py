@@ -412,6 +412,14 @@ class RunCore:
         if self._send is not None:
             self._send.close()
 
+    def result_limits(self) -> dict[str, float]:
+        """tool_use id -> its tool's ``max_result_size_chars``, for the message budget."""
+        return {
+            call.tool_use.id: call.compiled.tool.max_result_size_chars
+            for call in self.calls
+            if call.compiled is not None
+        }
+
     @property
     def all_released(self) -> bool:
         """Every call so far has been released."""

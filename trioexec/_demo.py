@@ -101,12 +101,8 @@ async def _run_turn(
     results = [u for u in updates if isinstance(u, ResultUpdate)]
     if display is not None:
         display.finish()
-    limits = {tool.name: tool.max_result_size_chars for tool in tools}
     message = await build_user_message(
-        results,
-        state=state,
-        session_dir=session_dir,
-        limits={u.id: limits.get(u.name, 0) for u in assembler.sealed},
+        results, state=state, session_dir=session_dir, limits=executor.result_limits
     )
     return _TurnReport(title, tuple(assembler.sealed), message, tuple(recorder.events))
 

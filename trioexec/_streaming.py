@@ -128,6 +128,11 @@ class StreamingExecutor:
         return self._core.stop_reason
 
     @property
+    def result_limits(self) -> dict[str, float]:
+        """tool_use id -> its tool's ``max_result_size_chars`` (``limits=`` for the budget)."""
+        return self._core.result_limits()
+
+    @property
     def in_progress_ids(self) -> frozenset[str]:
         """tool_use ids started but not yet released."""
         return frozenset(self._core.in_progress)
