@@ -78,6 +78,15 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
         ToolDefinitionError: no name, no schema and no attrs input type, or an
             invalid schema.
     """
+    if isinstance(tool, type):
+        raise ToolDefinitionError(
+            f"{tool.__name__} is a class; pass an instance: {tool.__name__}()"
+        )
+    if not isinstance(tool, Tool):
+        raise ToolDefinitionError(
+            f"expected a Tool instance (a Tool subclass or @function_tool), "
+            f"got {type(tool).__name__} {tool!r}"
+        )
     name = getattr(tool, "name", None)
     if not isinstance(name, str) or not name:
         raise ToolDefinitionError(f"{tool!r} has no name")

@@ -1,0 +1,26 @@
+"""Mistakes in the tool list fail early with a message that says what to do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from trioexec import ToolDefinitionError, ToolRegistry, ToolUse, run_tools
+from trioexec.tools import ReadTool
+
+
+def test_a_tool_class_instead_of_an_instance() -> None:
+    with pytest.raises(ToolDefinitionError, match=r"ReadTool is a class; pass an instance"):
+        ToolRegistry([ReadTool])  # type: ignore[list-item]
+
+
+def test_a_name_instead_of_a_tool() -> None:
+    with pytest.raises(ToolDefinitionError, match=r"expected a Tool instance.*got str 'Read'"):
+        ToolRegistry(["Read"])  # type: ignore[list-item]
+
+
+async def test_a_dict_of_tools_is_refused_before_any_call_runs() -> None:
+    tools: Any = {"Read": ReadTool()}
+    with pytest.raises(ToolDefinitionError, match="got str 'Read'"):
+        await run_tools([ToolUse("t1", "Read", {"file_path": "x"})], tools)
