@@ -1,0 +1,418 @@
+"""Review of the execution core: each test pins one finding.
+
+Tests marked ``xfail(strict=True)`` reproduce a defect (they start passing, and
+so fail the suite, once the defect is fixed: then drop the marker).  The
+unmarked tests guard subtle behaviour that the review confirmed and that is
+worth keeping.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Any, SupportsIndex, overload
+
+import pytest
+import trio
+import trio.testing
+from conftest import Recorder, results_of
+
+from trioexec import (
+    CallContext,
+    CallEvent,
+    Observer,
+    ProgressSender,
+    ResultUpdate,
+    StreamingExecutor,
+    ToolDefinitionError,
+    ToolOutput,
+    ToolRegistry,
+    ToolResult,
+    ToolUse,
+    Turn,
+    Update,
+    function_tool,
+    open_streaming_executor,
+    run_tools,
+)
+from trioexec.testing import ScriptedTool
+
+REJECT = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected "
+    "(eg. if it was a file edit, the new_string was NOT written to the file). "
+    "STOP what you are doing and wait for the user to tell you how to proceed."
+)
+NO_SUCH_GHOST = "<tool_use_error>Error: No such tool available: Ghost</tool_use_error>"
+
+READ = ScriptedTool("Read", concurrency_safe=True, interrupt_behavior="cancel")
+
+
+class Fatal(BaseException):
+    """Not an Exception (like KeyboardInterrupt): it must propagate, every call still answered."""
+
+
+def drain(receive: trio.MemoryReceiveChannel[Update]) -> dict[str, ToolResult]:
+    """The results on ``receive`` so far, by tool_use id."""
+    out: dict[str, ToolResult] = {}
+    while True:
+        try:
+            update = receive.receive_nowait()
+        except trio.WouldBlock:
+            return out
+        if isinstance(update, ResultUpdate):
+            out[update.result.tool_use_id] = update.result
+
+
+async def interrupt_at(turn: Turn, at: float) -> None:
+    await trio.sleep(at)
+    turn.interrupt()
+
+
+# -- BaseException paths -----------------------------------------------------------------------
+
+
+@function_tool(name="Bash", concurrency_safe=True, cancels_siblings_on_error=True)
+async def fatal_bash(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+    await trio.sleep(1.0 if job.get("fatal") else 10.0)
+    if job.get("fatal"):
+        raise Fatal("ctrl-c landed in this task")
+    return "done"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_core.run_call answers a BaseException with a non-synthetic error outcome, so "
+    "complete() starts a sibling cascade for a cascading tool",
+)
+async def test_cascading_tool_raising_base_exception_answers_siblings_as_interrupted(
+    autojump_clock: trio.testing.MockClock, recorder: Recorder
+) -> None:
+    send, receive = trio.open_memory_channel[Update](math.inf)
+    uses = [ToolUse("a", "Bash", {"fatal": True}), ToolUse("b", "Bash", {"command": "make"})]
+    with pytest.raises(Fatal):
+        await run_tools(uses, [fatal_bash], updates=send, observers=[recorder])
+    # Decisions beyond the contract: the running siblings get the rejection text
+    # and the reason user_interrupted (not a sibling-error cascade).
+    assert drain(receive)["b"] == ToolResult("b", REJECT, is_error=True)
+    (cancelled,) = [e for e in recorder.of_kind("cancelled") if e.tool_use_id == "b"]
+    assert cancelled.reason == "user_interrupted"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_core.new_call runs is_concurrency_safe before the call is tracked; a "
+    "BaseException there leaves that call and every later one without a result",
+)
+async def test_is_concurrency_safe_raising_base_exception_still_answers_every_call(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    def safe(job: dict[str, Any]) -> bool:
+        if job.get("fatal"):
+            raise Fatal("in is_concurrency_safe")
+        return True
+
+    @function_tool(name="T", concurrency_safe=safe)
+    async def tool(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+        return "ok"
+
+    send, receive = trio.open_memory_channel[Update](math.inf)
+    uses = [ToolUse("a", "T", {}), ToolUse("b", "T", {"fatal": True}), ToolUse("c", "T", {})]
+    with pytest.raises(Fatal):
+        await run_tools(uses, [tool], updates=send)
+    assert sorted(drain(receive)) == ["a", "b", "c"]  # I1, as for a tool raising in call()
+
+
+@function_tool(name="Sub", concurrency_safe=True, interrupt_behavior="cancel")
+async def subprocess_like(
+    job: dict[str, Any], ctx: CallContext, progress: ProgressSender
+) -> object:
+    """A tool with its own nursery whose reader fails while being cancelled."""
+
+    async def reader() -> None:
+        try:
+            await trio.sleep_forever()
+        finally:
+            raise RuntimeError("pipe closed under the reader")
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(reader)
+        await trio.sleep_forever()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a BaseExceptionGroup of Cancelled plus an Exception from the tool's own nursery "
+    "escapes _lifecycle.run_tool_use (except Exception) and _core.run_call re-raises it",
+)
+async def test_tool_error_raised_while_being_cancelled_does_not_crash_the_run(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    turn = Turn()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(interrupt_at, turn, 1.0)
+        outcome = await run_tools([ToolUse("a", "Sub", {})], [subprocess_like], turn=turn)
+    assert outcome.results == (ToolResult("a", REJECT, is_error=True),)
+
+
+# -- tool-supplied code that raises an ordinary Exception ---------------------------------------
+
+
+def broken_modifier(state: Any) -> Any:
+    raise ZeroDivisionError("bad context modifier")
+
+
+@function_tool(name="Mod", concurrency_safe=True)
+async def modifying(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+    await trio.sleep(float(job.get("sleep", 0.0)))
+    if job.get("broken"):
+        return ToolOutput("x", broken_modifier)
+    return ToolOutput("y", lambda state: {**state, "seen": True})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_core._release applies the modifier unguarded after marking the call released; "
+    "the exception kills the executor and the gate never passes that call",
+)
+async def test_raising_context_modifier_leaves_no_call_unanswered_streaming(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    updates: list[Update] = []
+    with contextlib.suppress(ZeroDivisionError):  # the crash itself is the next test's point
+        async with open_streaming_executor([modifying]) as executor:
+            executor.add_tool(ToolUse("a", "Mod", {"broken": True}))
+            executor.add_tool(ToolUse("b", "Mod", {"sleep": 1.0}))
+            updates.extend([u async for u in executor.remaining()])
+    updates.extend(executor.drain_nowait())
+    assert [u.result.tool_use_id for u in results_of(updates)] == ["a", "b"]  # I1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_core.apply_pending_modifiers calls the modifier unguarded; run_tools raises, "
+    "its RunOutcome is lost and the finally skips core.close()",
+)
+async def test_raising_context_modifier_does_not_crash_run_tools(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    uses = [ToolUse("a", "Mod", {"broken": True}), ToolUse("b", "Mod", {"sleep": 1.0})]
+    outcome = await run_tools(uses, [modifying])
+    assert [r.tool_use_id for r in outcome.results] == ["a", "b"]
+    assert outcome.context == {"seen": True}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_lifecycle formats a tool's ExceptionGroup with str(), which is only "
+    "'Exceptions from Trio nursery (1 sub-exception)'",
+)
+async def test_tool_error_from_its_own_nursery_names_the_real_error() -> None:
+    @function_tool(name="N")
+    async def nursery_tool(
+        job: dict[str, Any], ctx: CallContext, progress: ProgressSender
+    ) -> object:
+        async def child() -> None:
+            raise OSError("disk full")
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(child)
+        return "unreachable"
+
+    (result,) = (await run_tools([ToolUse("a", "N", {})], [nursery_tool])).results
+    assert result.is_error
+    assert isinstance(result.content, str)
+    assert "disk full" in result.content
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="compile_tool only checks the schema against the metaschema; a dangling $ref "
+    "raises from CompiledTool.check in new_call and aborts the whole run",
+)
+async def test_dangling_schema_ref_is_refused_or_answered() -> None:
+    @function_tool(
+        name="Ref",
+        input_schema={"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}},
+    )
+    async def ref_tool(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+        return "ok"
+
+    try:
+        registry = ToolRegistry([ref_tool])
+    except ToolDefinitionError:
+        return  # refused at registration: fine
+    outcome = await run_tools([ToolUse("a", "Ref", {}), ToolUse("b", "Ref", {"x": 1})], registry)
+    assert [r.tool_use_id for r in outcome.results] == ["a", "b"]
+
+
+# -- texts --------------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_batch.run_tools answers an unknown tool as never started after an abort; "
+    "SPEC §4 does the lookup (step 1) before the aborted check (step 2), as the "
+    "streaming executor does",
+)
+async def test_unknown_tool_after_abort_is_still_no_such_tool_in_batch_path() -> None:
+    turn = Turn()
+    turn.abort()
+    outcome = await run_tools([ToolUse("g", "Ghost", {})], [READ], turn=turn)
+    assert outcome.results == (ToolResult("g", NO_SUCH_GHOST, is_error=True),)
+
+
+async def test_unknown_tool_after_abort_is_no_such_tool_in_streaming() -> None:
+    turn = Turn()
+    turn.abort()
+    async with open_streaming_executor([READ], turn=turn) as executor:
+        executor.add_tool(ToolUse("g", "Ghost", {}))
+        updates = [u async for u in executor.remaining()]
+    assert updates == [ResultUpdate(ToolResult("g", NO_SUCH_GHOST, is_error=True))]
+
+
+# -- streaming executor: states after the block, re-entrancy, exceptions ------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open_streaming_executor closes input only on a normal exit; after the body "
+    "raised, add_tool queues a call nobody will ever start or answer",
+)
+async def test_add_tool_after_the_executor_failed_is_refused(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    opened: list[StreamingExecutor] = []
+
+    async def model_stream_breaks() -> None:
+        async with open_streaming_executor([READ]) as executor:
+            opened.append(executor)
+            executor.add_tool(ToolUse("a", "Read", {"sleep": 1.0}))
+            raise ValueError("model stream broke")
+
+    with pytest.raises(ValueError, match="model stream broke"):
+        await model_stream_breaks()
+    with pytest.raises(RuntimeError):  # today: silently queued, never answered (I1)
+        opened[0].add_tool(ToolUse("b", "Read", {}))
+
+
+class DiscardOnRelease(Observer):
+    """Discards the executor from inside the ``released`` event of ``trigger``."""
+
+    def __init__(self, trigger: str) -> None:
+        self.trigger = trigger
+        self.events: list[CallEvent] = []
+        self.discard: Any = None
+
+    def call_event(self, event: CallEvent) -> None:
+        self.events.append(event)
+        if event.kind == "released" and event.tool_use_id == self.trigger:
+            self.discard()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_core._release_ready checks discarded only before its loop, so an observer's "
+    "discard() in a released event lets the loop release later calls",
+)
+async def test_discard_from_an_observer_stops_the_release_loop(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    observer = DiscardOnRelease("a")
+    async with open_streaming_executor([READ], observers=[observer]) as executor:
+        observer.discard = executor.discard
+        executor.add_tool(ToolUse("a", "Read", {"sleep": 2.0}))
+        executor.add_tool(ToolUse("b", "Read", {"sleep": 1.0}))  # completes first, held
+        assert [u async for u in executor.remaining()] == []
+    assert [e.kind for e in observer.events if e.tool_use_id == "b"][-1] != "released"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open_streaming_executor unwraps with single_exception, which flattens the "
+    "body's own ExceptionGroup down to its only leaf",
+)
+async def test_body_exception_group_is_reraised_unchanged() -> None:
+    mine = ExceptionGroup("from the model client", [ValueError("x")])
+    with pytest.raises(ExceptionGroup) as info:
+        async with open_streaming_executor([READ]):
+            raise mine
+    assert info.value is mine
+
+
+async def test_body_plain_exception_is_reraised_unchanged() -> None:
+    mine = KeyError("k")
+    with pytest.raises(KeyError) as info:
+        async with open_streaming_executor([READ]):
+            raise mine
+    assert info.value is mine
+
+
+async def test_tool_interrupting_its_own_turn_keeps_its_result_when_it_returns_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The interrupt takes effect at the end of the instant; the caller's own return wins."""
+    turn = Turn()
+
+    @function_tool(name="Stop", concurrency_safe=True, interrupt_behavior="cancel")
+    async def stop(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+        await trio.sleep(1.0)
+        turn.interrupt()
+        return "stopped the turn"
+
+    async with open_streaming_executor([stop, READ], turn=turn) as executor:
+        executor.add_tool(ToolUse("s", "Stop", {}))
+        executor.add_tool(ToolUse("r", "Read", {"sleep": 5.0}))
+        results = {
+            u.result.tool_use_id: u.result
+            for u in results_of([u async for u in executor.remaining()])
+        }
+    assert results["s"] == ToolResult("s", "stopped the turn")
+    assert results["r"] == ToolResult("r", REJECT, is_error=True)
+    assert trio.current_time() == 1.0
+
+
+# -- performance: the release scan -------------------------------------------------------------
+
+
+class CountingList(list[Any]):
+    """A list that counts element reads (the core's scans read calls by index)."""
+
+    reads = 0
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: SupportsIndex | slice) -> Any:
+        CountingList.reads += 1 if not isinstance(index, slice) else 0
+        return super().__getitem__(index)
+
+
+async def count_scan_reads(order: str, calls: int) -> int:
+    CountingList.reads = 0
+    async with open_streaming_executor([READ], result_order=order) as executor:  # type: ignore[arg-type]
+        executor._core.calls = CountingList()
+        executor.add_tool(ToolUse("slow", "Read", {"sleep": 1000.0}))
+        for index in range(calls):
+            executor.add_tool(ToolUse(f"c{index}", "Read", {"sleep": 1.0}))
+        assert len([u async for u in executor.remaining()]) == calls + 1
+    return CountingList.reads
+
+
+async def test_arrival_order_gate_reads_each_call_a_bounded_number_of_times(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    calls = 400
+    assert await count_scan_reads("arrival", calls) < 20 * calls
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_core._release_in_completion_order rescans from the first unreleased call on "
+    "every settle: O(n^2) behind one slow safe call (4,000 calls: 11 s vs 0.8 s)",
+)
+async def test_completion_order_gate_reads_each_call_a_bounded_number_of_times(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    calls = 400
+    assert await count_scan_reads("completion", calls) < 20 * calls
