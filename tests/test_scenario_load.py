@@ -259,3 +259,126 @@ def test_invalid_calls_are_reported_with_their_index() -> None:
     assert messages(minimal(calls=calls)) == [
         'calls[3] (id "c3").name: expected string, got number'
     ]
+
+
+def test_schema_and_cross_field_issues_are_reported_together() -> None:
+    doc = minimal(
+        calls=[{"id": "toolu_1", "name": "Read"}, {"id": "toolu_1", "name": "Read"}],
+        colour="blue",
+    )
+    assert messages(doc) == [
+        'calls[1] (id "toolu_1").id: duplicate call id, already used by calls[0]',
+        "colour: unknown field",
+    ]
+
+
+def test_a_broken_entry_still_gets_its_cross_field_issue() -> None:
+    doc = minimal(tools=[{"name": "Read"}, {"name": "Read", "permission": "maybe"}])
+    assert messages(doc) == [
+        'tools[1] (name "Read").name: duplicate tool name, already declared by tools[0]',
+        'tools[1] (name "Read").permission: expected "allow", "ask" or "deny", got "maybe"',
+    ]
+
+
+def test_cross_field_rules_skip_what_the_schema_refused() -> None:
+    doc = minimal(
+        calls=[
+            "not a call",
+            {"id": 7, "name": "Read"},
+            {"id": "a", "name": "Read", "at": 2},
+            {"id": "a", "name": "Read", "at": -1},
+            {"id": "b", "name": "Read", "at": "soon"},
+            {"id": "c", "name": "Read", "at": 1},
+        ]
+    )
+    assert messages(doc) == [
+        "calls[0]: expected object, got string",
+        "calls[1].id: expected string, got number",
+        'calls[3] (id "a").id: duplicate call id, already used by calls[2]',
+        # one issue per field: the negative time is not also "earlier than a call before it"
+        'calls[3] (id "a").at: must be a time >= 0, got -1',
+        'calls[4] (id "b").at: expected number, got string',
+        'calls[5] (id "c").at: 1 is earlier than a call before it (2); calls arrive in file order',
+    ]
+
+
+def test_cross_field_rules_need_the_lists_they_check() -> None:
+    assert messages(minimal(calls={"id": "a"}, tools="Read")) == [
+        "tools: expected array, got string",
+        "calls: expected array, got object",
+    ]
+
+
+def test_mode_dependent_rules_wait_for_a_valid_mode() -> None:
+    calls = [{"id": "a", "name": "Read", "at": 2}, {"id": "b", "name": "Read", "at": 1}]
+    discard = [{"at": 1, "do": "discard"}]
+    assert messages(minimal(mode="fast", calls=calls, actions=discard)) == [
+        'mode: expected "stream" or "batch", got "fast"'
+    ]
+    assert messages(minimal(mode="batch", actions=discard, max_concurrency=0)) == [
+        'actions[0].do: "discard" needs mode "stream" (it abandons a streaming executor)',
+        "max_concurrency: must be a number >= 1, got 0",
+    ]
+
+
+def test_permission_rules_are_checked_next_to_schema_issues() -> None:
+    doc = minimal(permissions={"allow": ["Bash(ls", "", 3], "ask": "Read", "other": ["Bash("]})
+    assert messages(doc) == [
+        "permissions.allow[0]: invalid permission rule: rule 'Bash(ls' has '(' without a "
+        "closing ')'",
+        "permissions.allow[1]: must not be empty",
+        "permissions.allow[2]: expected string, got number",
+        "permissions.ask: expected array, got string",
+        "permissions.other: unknown field",
+    ]
+
+
+def test_a_time_too_large_for_a_float_is_an_issue_not_a_crash() -> None:
+    doc = minimal(
+        calls=[{"id": "a", "name": "Read", "at": 10**400}],
+        hooks=[{"event": "PreToolUse", "sleep": 10**309}],
+    )
+    assert messages(doc) == [
+        'calls[0] (id "a").at: must be finite, got a number beyond 1.8e308',
+        "hooks[0].sleep: must be finite, got a number beyond 1.8e308",
+    ]
+
+
+def test_unreadable_numbers_and_nesting_are_invalid_json(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text('{"at": ' + "9" * 5000 + "}")
+    with pytest.raises(ScenarioError, match="invalid JSON: an integer has too many digits"):
+        read_document(path)
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ScenarioError, match="invalid JSON: nested too deeply"):
+        read_document(path)
+
+
+def test_an_unusual_key_is_quoted_so_each_issue_stays_on_one_line() -> None:
+    doc = minimal(**{"my\nfield": 1, "tools": [{"name": "Read", "a b": 2}]})
+    assert messages(doc) == [
+        'tools[0] (name "Read")."a b": unknown field',
+        '"my\\nfield": unknown field',
+    ]
+
+
+scenario_keys = st.sampled_from(
+    ["trioexec_scenario", "mode", "tools", "calls", "actions", "permissions", "hooks"]
+) | st.text(max_size=2)
+entry_keys = st.sampled_from(["id", "name", "at", "do", "event", "sleep", "allow", "input"])
+json_values = st.recursive(
+    json_scalars | st.integers(),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(entry_keys | st.text(max_size=2), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@given(document=st.dictionaries(scenario_keys, json_values, max_size=6) | json_values)
+@settings(max_examples=300, deadline=None)
+def test_any_json_document_gets_issues_not_an_exception(document: object) -> None:
+    issues = check_document(document)
+    assert all("\n" not in str(issue) for issue in issues)
+    assert len(set(issues)) == len(issues)

@@ -9,6 +9,12 @@ call id or tool name of the entry it belongs to):
 3. cross-field rules the schema cannot say: unique call ids, unique tool
    names, ``discard`` only in stream mode, stream-mode calls in time order.
 
+Passes 2 and 3 both run on every document, so one check reports every
+problem.  A cross-field rule only looks at the parts the schema did not
+refuse the shape of (a ``calls`` that is not a list has no duplicate ids; a
+call whose ``at`` is not a time is not placed in time order), and a field
+that already has an issue gets no cross-field one on top of it.
+
 A call naming no declared tool is allowed: that is the unknown-tool case.
 Call inputs are not checked here; they are the scripted tool's input, and a
 bad one becomes a layer-1 error result when the scenario runs.
@@ -19,6 +25,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -174,6 +182,12 @@ def read_document(path: Path | str) -> object:
         where = f"line {exc.lineno} column {exc.colno}"
         issue = ScenarioIssue("", f"invalid JSON at {where}: {exc.msg}")
         raise ScenarioError(source, [issue]) from None
+    except ValueError:  # Python refuses integers of more than 4300 digits
+        issue = ScenarioIssue("", "invalid JSON: an integer has too many digits")
+        raise ScenarioError(source, [issue]) from None
+    except RecursionError:
+        issue = ScenarioIssue("", "invalid JSON: nested too deeply")
+        raise ScenarioError(source, [issue]) from None
 
 
 def check_document(document: object) -> list[ScenarioIssue]:
@@ -184,8 +198,8 @@ def check_document(document: object) -> list[ScenarioIssue]:
         found.extend(
             (path, message) for path, message in _describe(error) if tuple(path) not in non_finite
         )
-    if not found:
-        found.extend(_cross_field(cast("Mapping[str, Any]", document)))
+    reported = {tuple(path) for path, _ in found}
+    found.extend(item for item in _cross_field(document) if tuple(item[0]) not in reported)
     found.sort(key=lambda item: _position(item[0], document))
     issues = [ScenarioIssue(_where(path, document), message) for path, message in found]
     return list(dict.fromkeys(issues))
@@ -273,6 +287,10 @@ def _hook(entry: Mapping[str, Any]) -> HookSpec:
 # --- describing problems -------------------------------------------------------------------
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""Keys shown as they are; any other key is shown as a JSON string (one line, visible spaces)."""
+
+
 def _where(path: Iterable[PathPart], document: object) -> str:
     """``['calls', 2, 'at']`` -> ``calls[2] (id "toolu_3").at``."""
     out = ""
@@ -286,7 +304,8 @@ def _where(path: Iterable[PathPart], document: object) -> str:
             if label:
                 out += f" ({label})"
         else:
-            out += f".{part}" if out else part
+            key = part if _PLAIN_KEY.fullmatch(part) else json.dumps(part, ensure_ascii=False)
+            out += f".{key}" if out else key
             node = node.get(part) if isinstance(node, Mapping) else None
         parent_key = part
     return out
@@ -404,10 +423,50 @@ def _non_finite(document: object) -> Iterator[Found]:
             stack.extend((value, [*path, i]) for i, value in enumerate(node))
 
 
-def _cross_field(doc: Mapping[str, Any]) -> Iterator[Found]:
+def _entries(value: object) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """The object entries of a list, with their index; nothing when ``value`` is no list."""
+    if isinstance(value, list):
+        for index, entry in enumerate(value):
+            if isinstance(entry, Mapping):
+                yield index, entry
+
+
+def _time_value(value: object) -> float | None:
+    """``value`` as a time if it is one (a number >= 0 that is finite as a float), else None."""
+    if type(value) is int and not _fits_a_float(value):
+        return None
+    if type(value) not in (int, float):
+        return None
+    number = float(cast("float", value))
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _fits_a_float(value: int) -> bool:
+    return abs(value) <= _FLOAT_MAX
+
+
+_FLOAT_MAX = int(sys.float_info.max)
+_TIME_FIELDS = (("calls", "at"), ("actions", "at"), ("hooks", "sleep"))
+
+
+def _cross_field(document: object) -> Iterator[Found]:
+    """The rules the schema cannot say, on the parts of ``document`` whose shape is right.
+
+    Runs whether or not the schema pass found problems; entries and fields the
+    schema refused are skipped rather than guessed at.
+    """
+    if not isinstance(document, Mapping):
+        return
+    for list_key, key in _TIME_FIELDS:
+        for index, entry in _entries(document.get(list_key)):
+            value = entry.get(key)
+            if type(value) is int and not _fits_a_float(value):
+                yield [list_key, index, key], "must be finite, got a number beyond 1.8e308"
     first_tool: dict[str, int] = {}
-    for index, tool in enumerate(doc["tools"]):
-        name = tool["name"]
+    for index, tool in _entries(document.get("tools")):
+        name = tool.get("name")
+        if not isinstance(name, str):
+            continue
         if name in first_tool:
             yield (
                 ["tools", index, "name"],
@@ -415,34 +474,41 @@ def _cross_field(doc: Mapping[str, Any]) -> Iterator[Found]:
             )
         else:
             first_tool[name] = index
-    stream = doc.get("mode", "stream") == "stream"
+    mode = document.get("mode", "stream")
     first_call: dict[str, int] = {}
     latest: float | None = None
-    for index, call in enumerate(doc["calls"]):
-        call_id = call["id"]
-        if call_id in first_call:
-            yield (
-                ["calls", index, "id"],
-                f"duplicate call id, already used by calls[{first_call[call_id]}]",
-            )
-        else:
-            first_call[call_id] = index
-        at = float(call.get("at", 0.0))
-        if stream and latest is not None and at < latest:
+    for index, call in _entries(document.get("calls")):
+        call_id = call.get("id")
+        if isinstance(call_id, str):
+            if call_id in first_call:
+                yield (
+                    ["calls", index, "id"],
+                    f"duplicate call id, already used by calls[{first_call[call_id]}]",
+                )
+            else:
+                first_call[call_id] = index
+        at = _time_value(call.get("at", 0))
+        if mode != "stream" or at is None:
+            continue
+        if latest is not None and at < latest:
             yield (
                 ["calls", index, "at"],
                 f"{_show(at)} is earlier than a call before it ({_show(latest)}); "
                 "calls arrive in file order",
             )
         latest = at if latest is None else max(latest, at)
-    for behavior, rules in (doc.get("permissions") or {}).items():
-        for index, rule in enumerate(rules):
-            problem = _rule_problem(rule)
-            if problem is not None:
-                yield ["permissions", behavior, index], problem
-    if not stream:
-        for index, action in enumerate(doc.get("actions", [])):
-            if action["do"] == "discard":
+    permissions = document.get("permissions")
+    if isinstance(permissions, Mapping):
+        for behavior, rules in permissions.items():
+            if behavior not in ("allow", "ask", "deny") or not isinstance(rules, list):
+                continue
+            for index, rule in enumerate(rules):
+                problem = _rule_problem(rule) if isinstance(rule, str) and rule else None
+                if problem is not None:
+                    yield ["permissions", behavior, index], problem
+    if mode == "batch":
+        for index, action in _entries(document.get("actions")):
+            if action.get("do") == "discard":
                 yield (
                     ["actions", index, "do"],
                     '"discard" needs mode "stream" (it abandons a streaming executor)',
