@@ -179,7 +179,11 @@ ToolFunction: TypeAlias = Callable[[InputT, CallContext, ProgressSender], Awaita
 
 
 class FunctionTool(Tool[InputT]):
-    """A tool made from an async function by :func:`function_tool`."""
+    """A tool made from an async function by :func:`function_tool`.
+
+    ``rule_matcher`` (None: the tool cannot interpret ``Tool(content)``
+    permission rules) answers :meth:`match_rule_content`.
+    """
 
     def __init__(
         self,
@@ -194,8 +198,10 @@ class FunctionTool(Tool[InputT]):
         cancels_siblings_on_error: bool,
         max_result_size_chars: float,
         aliases: tuple[str, ...],
+        rule_matcher: Callable[[str, InputT], bool] | None = None,
     ) -> None:
         self._func = func
+        self.rule_matcher = rule_matcher
         self._concurrency_safe = concurrency_safe
         self.name = name
         self.input_type = input_type
@@ -210,6 +216,12 @@ class FunctionTool(Tool[InputT]):
         if callable(self._concurrency_safe):
             return self._concurrency_safe(input)
         return self._concurrency_safe
+
+    def match_rule_content(self, content: str, input: InputT, ctx: CallContext) -> bool:  # noqa: A002
+        """``rule_matcher(content, input)``; False without a matcher."""
+        if self.rule_matcher is None:
+            return False
+        return self.rule_matcher(content, input)
 
     async def call(self, input: InputT, ctx: CallContext, progress: ProgressSender) -> object:  # noqa: A002
         return await self._func(input, ctx, progress)
@@ -226,6 +238,7 @@ def function_tool(
     cancels_siblings_on_error: bool = False,
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
+    rule_matcher: Callable[[str, InputT], bool] | None = None,
 ) -> Callable[[ToolFunction[InputT]], Tool[Any]]:
     """Decorate ``async def f(input, ctx, progress)`` to make a :class:`Tool`.
 
@@ -233,6 +246,12 @@ def function_tool(
     ``input_schema`` is given; with neither, any JSON object is accepted and the
     function receives the dict.  The name defaults to the function's name.  The
     result is typed ``Tool[Any]`` so tools of different input types mix in one list.
+
+    ``rule_matcher(content, input)`` says whether a ``name(content)`` permission
+    rule applies to a call (e.g. ``match_bash_rule(content, input["command"])``).
+    Without one, the tool cannot interpret rule content: a deny or ask rule
+    with content then applies to every call of the tool, and an allow rule with
+    content never matches.
 
     Raises:
         ToolDefinitionError: ``interrupt_behavior`` or ``max_result_size_chars``
@@ -257,6 +276,7 @@ def function_tool(
             cancels_siblings_on_error=cancels_siblings_on_error,
             max_result_size_chars=max_result_size_chars,
             aliases=tuple(aliases),
+            rule_matcher=rule_matcher,
         )
 
     return decorate
