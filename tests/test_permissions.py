@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from trioexec import CallContext, PermissionResult, Tool, ToolUse
+import trioexec
+from trioexec import CallContext, ConfigurationError, PermissionResult, Tool, ToolUse, function_tool
 from trioexec._permissions import PermissionContext, check_permission_chain
 from trioexec._rules import PermissionRule, match_bash_rule, match_path_rule
 from trioexec._texts import permission_denied_message, permission_not_granted_message
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+
+    from trioexec import ProgressSender
 
 Input = dict[str, Any]
 
@@ -247,10 +252,150 @@ def test_permission_context_rules() -> None:
     ("kwargs", "error"),
     [
         ({"allow": ["Bash(ls"]}, ValueError),
-        ({"mode": "acceptEdits"}, ValueError),
+        ({"mode": "acceptEdits"}, ConfigurationError),
+        ({"mode": "Bypass"}, ConfigurationError),
+        ({"mode": None}, ConfigurationError),
         ({"deny": "Bash"}, TypeError),
     ],
 )
 def test_permission_context_rejects_bad_values(kwargs: dict[str, Any], error: type) -> None:
     with pytest.raises(error):
         PermissionContext(**kwargs)
+
+
+def test_both_spellings_of_bypass_are_accepted() -> None:
+    assert PermissionContext(mode="bypassPermissions").mode == "bypass"
+    assert PermissionContext(mode="bypass").mode == "bypass"
+    assert PermissionContext().with_mode("bypassPermissions").mode == "bypass"
+    assert PermissionContext(mode="bypass").with_mode("default").mode == "default"
+
+
+def test_an_unknown_mode_is_a_configuration_error_naming_the_choices() -> None:
+    message = r"'default', 'bypass' or 'bypassPermissions', not 'plan'"
+    with pytest.raises(ConfigurationError, match=message):
+        PermissionContext(mode="plan")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match=message):
+        PermissionContext().with_mode("plan")  # type: ignore[arg-type]
+
+
+# --- tools that cannot interpret rule content -------------------------------------------
+
+
+def shell_tool(rule_matcher: Callable[[str, Input], bool] | None = None) -> Tool[Any]:
+    """A function tool named ``shell`` (its own check allows every call)."""
+
+    @function_tool(name="shell", rule_matcher=rule_matcher)
+    async def shell(args: Input, ctx: CallContext, progress: ProgressSender) -> str:
+        return "ran"
+
+    return shell
+
+
+async def chain(tool: Tool[Any], command: str, permissions: PermissionContext) -> PermissionResult:
+    use = ToolUse("toolu_1", tool.name, {"command": command})
+    return await check_permission_chain(tool, dict(use.input), CallContext(use), permissions)
+
+
+SHELL_DENIED = PermissionResult.deny("Permission to use shell has been denied.")
+
+
+async def test_a_content_deny_rule_on_a_tool_without_a_matcher_denies_every_call() -> None:
+    tool = shell_tool()
+    deny = PermissionContext(deny=["shell(rm:*)"])
+    assert await chain(tool, "rm -rf /", deny) == SHELL_DENIED
+    assert await chain(tool, "ls", deny) == SHELL_DENIED  # fail closed: every call
+    assert await chain(tool, "ls", deny.with_mode("bypass")) == SHELL_DENIED
+    # Rules of other tools still do not apply.
+    assert await chain(tool, "rm -rf /", PermissionContext(deny=["Bash(rm:*)"])) == ALLOW
+
+
+async def test_a_content_ask_rule_on_a_tool_without_a_matcher_asks_every_call() -> None:
+    tool = shell_tool()
+    ask = PermissionContext(ask=["shell(git push:*)"], allow=["shell"])
+    assert await chain(tool, "git push", ask) == ASK
+    assert await chain(tool, "ls", ask) == ASK
+    assert await chain(tool, "ls", ask.with_mode("bypass")) == ASK
+
+
+class Opaque(Tool[Input]):
+    """A subclass that passes in its own check and does not implement match_rule_content."""
+
+    name = "opaque"
+
+    async def check_permissions(self, input: Input, ctx: CallContext) -> PermissionResult:  # noqa: A002
+        return PermissionResult.passthrough()
+
+
+async def test_a_content_allow_rule_on_a_tool_without_a_matcher_never_allows() -> None:
+    allow = PermissionContext(allow=["opaque(ls:*)", "opaque(*ls*)"])
+    assert await chain(Opaque(), "ls", allow) == ASK
+    assert await chain(Opaque(), "ls", PermissionContext(allow=["opaque"])) == ALLOW
+    # The same holds for any Tool subclass without match_rule_content, deny included.
+    opaque_denied = PermissionResult.deny(permission_denied_message("opaque"))
+    assert await chain(Opaque(), "ls", PermissionContext(deny=["opaque(rm:*)"])) == opaque_denied
+
+
+async def test_a_function_tool_with_a_rule_matcher_matches_content() -> None:
+    seen: list[tuple[str, Input]] = []
+
+    def matcher(content: str, args: Input) -> bool:
+        seen.append((content, args))
+        return trioexec.match_bash_rule(content, args["command"])
+
+    tool = shell_tool(rule_matcher=matcher)
+    deny = PermissionContext(deny=["shell(rm:*)"])
+    assert await chain(tool, "rm -rf /", deny) == SHELL_DENIED
+    assert await chain(tool, "rm", deny) == SHELL_DENIED
+    assert await chain(tool, "ls && sudo rm -rf /", deny) == SHELL_DENIED  # any part
+    assert await chain(tool, "rmdir build", deny) == ALLOW  # a prefix of words, not letters
+    assert await chain(tool, "ls", deny) == ALLOW
+    assert seen[0] == ("rm:*", {"command": "rm -rf /"})
+    assert tool.match_rule_content("ls:*", {"command": "ls -la"}, ctx_for("ls -la"))
+    assert not tool.match_rule_content("ls:*", {"command": "lsof"}, ctx_for("lsof"))
+
+
+async def test_an_ask_rule_on_a_function_tool_with_a_matcher() -> None:
+    def matcher(content: str, args: Input) -> bool:
+        return trioexec.match_bash_rule(content, args["command"])
+
+    tool = shell_tool(rule_matcher=matcher)
+    ask = PermissionContext(ask=["shell(git push:*)"])
+    assert await chain(tool, "git status", ask) == ALLOW
+    assert await chain(tool, "git add . && git push", ask) == ASK
+
+
+async def test_the_warning_is_logged_once_per_tool_and_rule(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="trioexec.permissions")
+    tool = shell_tool()
+    permissions = PermissionContext(deny=["shell(rm:*)", "shell(curl:*)"], allow=["Bash(x)"])
+    for command in ("rm -rf /", "ls", "rm x"):
+        assert await chain(tool, command, permissions) == SHELL_DENIED
+    messages = [r.getMessage() for r in caplog.records if r.name == "trioexec.permissions"]
+    assert messages == [
+        "tool shell cannot interpret rule content (no match_rule_content), "
+        "so the deny rule shell(rm:*) is applied to every call",
+        "tool shell cannot interpret rule content (no match_rule_content), "
+        "so the deny rule shell(curl:*) is applied to every call",
+    ]
+    assert all(r.levelno == logging.WARNING for r in caplog.records)
+
+    caplog.clear()
+    allow = PermissionContext(allow=["opaque(ls:*)"])
+    for _ in range(3):
+        assert await chain(Opaque(), "ls", allow) == ASK
+    assert [r.getMessage() for r in caplog.records] == [
+        "tool opaque cannot interpret rule content (no match_rule_content), "
+        "so the allow rule opaque(ls:*) never matches"
+    ]
+
+
+async def test_no_warning_for_tools_that_interpret_content(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="trioexec.permissions")
+    matcher = shell_tool(rule_matcher=lambda c, a: trioexec.match_bash_rule(c, a["command"]))
+    assert await chain(matcher, "ls", PermissionContext(deny=["shell(rm:*)"])) == ALLOW
+    assert await decide(Shell(ALLOW), "ls", deny=("Bash(rm:*)",)) == ALLOW
+    assert caplog.records == []

@@ -20,32 +20,46 @@ applies to its input.  Deny and ask rules are matched inside
 :func:`~trioexec._rules.matching_rules`, so a shell command is caught by them
 when any part of it matches, while an allow rule must cover every part.
 Rules name a tool by its name or a deprecated alias.
+
+A tool that does not implement ``match_rule_content`` (a function tool
+without a ``rule_matcher``) cannot say whether ``Tool(content)`` applies, so
+such rules fail closed: a deny or ask rule with content applies to every call
+of the tool, an allow rule with content never matches, and a warning is
+logged (``trioexec.permissions``) once per tool and rule.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+import logging
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import attrs
 
+from ._errors import ConfigurationError
 from ._rules import PermissionRule, RuleBehavior, matching_rules
 from ._texts import permission_denied_message
-from ._tool import PermissionResult
+from ._tool import FunctionTool, PermissionResult, Tool
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from ._tool import CallContext, Tool
+    from ._tool import CallContext
 
 __all__ = [
     "PermissionContext",
     "PermissionMode",
+    "PermissionModeName",
     "RuleBehavior",
     "check_permission_chain",
+    "normalize_mode",
 ]
 
 PermissionMode: TypeAlias = Literal["default", "bypass"]
+PermissionModeName: TypeAlias = PermissionMode | Literal["bypassPermissions"]
+"""The spellings a mode is accepted in; ``"bypassPermissions"`` is normalised to ``"bypass"``."""
 HookDecision: TypeAlias = Literal["allow", "ask"]
+
+logger = logging.getLogger("trioexec.permissions")
 
 
 def _to_rules(values: Iterable[str | PermissionRule]) -> tuple[PermissionRule, ...]:
@@ -54,9 +68,19 @@ def _to_rules(values: Iterable[str | PermissionRule]) -> tuple[PermissionRule, .
     return tuple(v if isinstance(v, PermissionRule) else PermissionRule.parse(v) for v in values)
 
 
-def _check_mode(_instance: object, _attribute: object, value: object) -> None:
-    if value not in ("default", "bypass"):
-        raise ValueError(f"permission mode must be 'default' or 'bypass', not {value!r}")
+def normalize_mode(mode: PermissionModeName) -> PermissionMode:
+    """``"default"`` or ``"bypass"`` (``"bypassPermissions"``, Claude Code's name, is ``"bypass"``).
+
+    Raises:
+        ConfigurationError: any other value.
+    """
+    if mode == "default" or mode == "bypass":
+        return mode
+    if mode == "bypassPermissions":
+        return "bypass"
+    raise ConfigurationError(
+        f"permission mode must be 'default', 'bypass' or 'bypassPermissions', not {mode!r}"
+    )
 
 
 @attrs.frozen
@@ -74,18 +98,23 @@ class PermissionContext:
 
     Rules are given as strings (``"Bash(npm run test:*)"``) or
     :class:`PermissionRule` objects.  ``mode`` is ``"default"`` or
-    ``"bypass"`` (allow what no deny or ask rule stops).
+    ``"bypass"`` (allow what no deny or ask rule stops); Claude Code's
+    ``"bypassPermissions"`` is accepted and stored as ``"bypass"``.
 
     Raises:
-        ValueError: a rule string does not parse, or an unknown mode.
+        ValueError: a rule string does not parse.
+        ConfigurationError: an unknown mode (a ValueError too).
     """
 
     allow: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_to_rules)
     ask: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_to_rules)
     deny: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_to_rules)
-    mode: PermissionMode = attrs.field(default="default", validator=_check_mode)
+    mode: PermissionMode = attrs.field(default="default", converter=normalize_mode)
     _index: dict[tuple[str, str], _ToolRules] = attrs.field(
         init=False, repr=False, eq=False, factory=dict
+    )
+    _warned: set[tuple[str, RuleBehavior, str]] = attrs.field(
+        init=False, repr=False, eq=False, factory=set
     )
 
     def __attrs_post_init__(self) -> None:
@@ -109,8 +138,12 @@ class PermissionContext:
         """The contents of the ``tool_name(content)`` rules of ``behavior``, in order."""
         return self._index.get((behavior, tool_name), _NO_RULES).contents
 
-    def with_mode(self, mode: PermissionMode) -> PermissionContext:
-        """The same rules under another mode."""
+    def with_mode(self, mode: PermissionModeName) -> PermissionContext:
+        """The same rules under another mode (``"bypassPermissions"`` means ``"bypass"``).
+
+        Raises:
+            ConfigurationError: an unknown mode.
+        """
         return attrs.evolve(self, mode=mode)
 
 
@@ -162,12 +195,12 @@ async def check_permission_chain(
     ask = _rules_for(index, tool, "ask")
     if ask.whole:
         return PermissionResult.ask()
-    if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny"):
+    if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny", permissions):
         return PermissionResult.deny(permission_denied_message(name))
     own = tool_check if tool_check is not None else await tool.check_permissions(parsed_input, ctx)
     if own.behavior == "deny":
         return PermissionResult.deny(own.message or permission_denied_message(name))
-    if _any_rule_matches(tool, ask.contents, parsed_input, ctx, "ask"):
+    if _any_rule_matches(tool, ask.contents, parsed_input, ctx, "ask", permissions):
         return PermissionResult.ask()
     allowed = own if own.behavior == "allow" else PermissionResult.allow()
     if hook_decision == "allow":
@@ -177,7 +210,9 @@ async def check_permission_chain(
     if permissions.mode == "bypass":
         return allowed
     allow = _rules_for(index, tool, "allow")
-    if allow.whole or _any_rule_matches(tool, allow.contents, parsed_input, ctx, "allow"):
+    if allow.whole or _any_rule_matches(
+        tool, allow.contents, parsed_input, ctx, "allow", permissions
+    ):
         return allowed
     if own.behavior == "allow":
         return own
@@ -190,8 +225,51 @@ def _any_rule_matches(
     parsed_input: object,
     ctx: CallContext,
     behavior: RuleBehavior,
+    permissions: PermissionContext,
 ) -> bool:
     if not contents:
         return False
+    if not _reads_rule_content(tool):
+        _warn_unread_content(tool, contents, behavior, permissions._warned)
+        return behavior != "allow"
     with matching_rules(behavior):
         return any(tool.match_rule_content(c, parsed_input, ctx) for c in contents)
+
+
+def _reads_rule_content(tool: Tool[Any]) -> bool:
+    """Whether ``tool`` implements ``match_rule_content`` (a function tool: has a matcher)."""
+    method = getattr(tool.match_rule_content, "__func__", None)
+    if method is Tool.match_rule_content:
+        return False
+    if method is FunctionTool.match_rule_content:
+        return cast("FunctionTool[Any]", tool).rule_matcher is not None
+    return True
+
+
+def _warn_unread_content(
+    tool: Tool[Any],
+    contents: tuple[str, ...],
+    behavior: RuleBehavior,
+    warned: set[tuple[str, RuleBehavior, str]],
+) -> None:
+    for content in contents:
+        key = (tool.name, behavior, content)
+        if key in warned:
+            continue
+        warned.add(key)
+        rule = PermissionRule(tool.name, content)
+        if behavior == "allow":
+            logger.warning(
+                "tool %s cannot interpret rule content (no match_rule_content), "
+                "so the allow rule %s never matches",
+                tool.name,
+                rule,
+            )
+        else:
+            logger.warning(
+                "tool %s cannot interpret rule content (no match_rule_content), "
+                "so the %s rule %s is applied to every call",
+                tool.name,
+                behavior,
+                rule,
+            )
