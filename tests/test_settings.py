@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import TYPE_CHECKING
 
 import pytest
@@ -86,6 +87,52 @@ def test_last_source_setting_the_mode_wins() -> None:
     assert load_settings(b, a, c).permissions.mode == "bypass"
 
 
+@pytest.mark.parametrize("mode", ["acceptEdits", "plan", "dontAsk", "someFutureMode", ""])
+def test_an_unknown_mode_falls_back_to_default_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, mode: str
+) -> None:
+    caplog.set_level(logging.WARNING, logger="trioexec.settings")
+    user = write(tmp_path / "user.json", {"permissions": {"defaultMode": "bypassPermissions"}})
+    project = write(tmp_path / "project.json", {"permissions": {"defaultMode": mode}})
+    settings = load_settings(user, project)
+    assert settings.mode == "default"  # it still overrides the earlier source's bypass
+    assert settings.permissions.mode == "default"
+    assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            "trioexec.settings",
+            logging.WARNING,
+            f"{project}: permissions.defaultMode: {mode!r} is not supported by trioexec; "
+            "using 'default'",
+        )
+    ]
+
+
+def test_known_modes_are_not_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="trioexec.settings")
+    for mode in ("default", "bypassPermissions", "bypass"):
+        load_settings({"permissions": {"defaultMode": mode}})
+    assert caplog.records == []
+
+
+def test_claude_code_settings_with_accept_edits_load(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="trioexec.settings")
+    home, project = tmp_path / "home", tmp_path / "project"
+    user = write(
+        home / ".claude" / "settings.json", {"permissions": {"defaultMode": "acceptEdits"}}
+    )
+    shared = write(
+        project / ".claude" / "settings.json",
+        {"permissions": {"allow": ["Bash(npm test)"], "defaultMode": "plan"}},
+    )
+    guard = GuardRails.from_settings(*default_settings_paths(project, home=home))
+    assert guard.permissions.mode == "default"
+    assert guard.permissions.allow == (PermissionRule("Bash", "npm test"),)
+    assert [m.split(": ")[0] for m in caplog.messages] == [str(user), str(shared)]
+    assert ["'acceptEdits'" in caplog.messages[0], "'plan'" in caplog.messages[1]] == [True, True]
+
+
 def test_hooks_concatenate_in_source_order() -> None:
     def hooks(command: str) -> dict[str, object]:
         return {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command}]}]}}
@@ -114,6 +161,13 @@ def test_guard_rails_from_settings(tmp_path: Path) -> None:
     assert guard.session_id == "s1"
     assert guard.can_use_tool is callback
     assert GuardRails.from_settings().permissions.mode == "default"
+    named = GuardRails.from_settings(path, mode="bypassPermissions")
+    assert named.permissions == guard.permissions
+
+
+def test_guard_rails_from_settings_refuses_an_unknown_mode() -> None:
+    with pytest.raises(ConfigurationError, match="not 'acceptEdits'"):
+        GuardRails.from_settings({}, mode="acceptEdits")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -132,8 +186,12 @@ def test_guard_rails_from_settings(tmp_path: Path) -> None:
             r"x\.json: permissions\.ask\[0\]: rule 'Bash\(ls' has '\(' without a closing '\)'",
         ),
         (
-            {"permissions": {"defaultMode": "acceptEdits"}},
-            r"x\.json: permissions\.defaultMode: 'acceptEdits' is not supported",
+            {"permissions": {"defaultMode": 1}},
+            r"x\.json: permissions\.defaultMode: expected a string, got int",
+        ),
+        (
+            {"permissions": {"defaultMode": ["plan"]}},
+            r"x\.json: permissions\.defaultMode: expected a string, got list",
         ),
         ({"hooks": []}, r"x\.json: hooks: expected an object"),
         ({"hooks": {"PreToolUse": {}}}, r"x\.json: hooks\.PreToolUse: expected a list"),

@@ -3,8 +3,10 @@
 Several sources (typically user, project, local, in that order) merge into one
 :class:`Settings`: rule lists and hooks are concatenated, so a deny rule in
 any source wins (deny is always checked first); ``permissions.defaultMode``
-is taken from the last source that sets it.  Other top-level keys of the
-files (``env``, ``model``, ...) are ignored.  A malformed source raises
+is taken from the last source that sets it (a mode trioexec does not have,
+such as ``acceptEdits`` or ``plan``, counts as ``default`` and is logged on
+``trioexec.settings``).  Other top-level keys of the files (``env``,
+``model``, ...) are ignored.  A malformed source raises
 :class:`~trioexec.ConfigurationError` naming the source and the field, e.g.
 ``.claude/settings.json: permissions.deny[2]: expected a string, got int``.
 """
@@ -12,6 +14,7 @@ files (``env``, ``model``, ...) are ignored.  A malformed source raises
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +29,8 @@ from ._rules import PermissionRule
 __all__ = ["Settings", "SettingsSource", "default_settings_paths", "load_settings"]
 
 SettingsSource = str | os.PathLike[str] | Mapping[str, object]
+
+logger = logging.getLogger("trioexec.settings")
 
 _MODES: dict[str, PermissionMode] = {
     "default": "default",
@@ -136,12 +141,25 @@ def _rules(section: Mapping[str, object], behavior: str, name: str) -> list[Perm
 
 
 def _mode(section: Mapping[str, object], name: str) -> PermissionMode | None:
+    """The source's mode; Claude Code modes trioexec does not have fall back to ``default``.
+
+    ``acceptEdits``, ``plan``, ``dontAsk`` (and modes added later) are valid in
+    Claude Code, so refusing them would break settings files that work there;
+    ``default`` is the mode that grants nothing by itself.
+    """
     raw = section.get("defaultMode")
     if raw is None:
         return None
-    if isinstance(raw, str) and raw in _MODES:
-        return _MODES[raw]
-    raise ConfigurationError(
-        f"{name}: permissions.defaultMode: {raw!r} is not supported "
-        "(expected 'default' or 'bypassPermissions')"
-    )
+    if not isinstance(raw, str):
+        raise ConfigurationError(
+            f"{name}: permissions.defaultMode: expected a string, got {type(raw).__name__}"
+        )
+    mode = _MODES.get(raw)
+    if mode is None:
+        logger.warning(
+            "%s: permissions.defaultMode: %r is not supported by trioexec; using 'default'",
+            name,
+            raw,
+        )
+        return "default"
+    return mode
