@@ -5,11 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import pytest
 import trio
 import trio.testing
 
-from trioexec import Attachment, CallContext, PermissionResult, Tool, ToolResult, ToolUse
+import trioexec
+from trioexec import (
+    Attachment,
+    CallContext,
+    ConfigurationError,
+    PermissionResult,
+    ProgressSender,
+    Tool,
+    ToolResult,
+    ToolUse,
+    function_tool,
+)
 from trioexec._guard import (
     GuardRails,
     PostToolUseVerdict,
@@ -24,7 +36,7 @@ from trioexec._rules import match_bash_rule
 from trioexec._texts import REJECT_MESSAGE
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from trioexec._models import JSONValue
 
@@ -592,3 +604,71 @@ async def test_after_call_without_hooks_or_arguments() -> None:
     )
     with pytest.raises(ValueError, match="response or an error"):
         await after_call(GuardRails(), Shell(), USE, USE.input, response=None)
+
+
+# --- rules on tools that do not read rule content -----------------------------------------
+
+
+def shell_tool(
+    ran: list[str], rule_matcher: Callable[[str, Input], bool] | None = None
+) -> Tool[Any]:
+    @function_tool(name="shell", rule_matcher=rule_matcher, input_schema=Shell().input_schema)
+    async def shell(args: Input, ctx: CallContext, progress: ProgressSender) -> str:
+        ran.append(args["command"])
+        return "done"
+
+    return shell
+
+
+async def test_a_content_deny_rule_stops_a_function_tool_without_a_matcher() -> None:
+    ran: list[str] = []
+    rails = GuardRails.from_settings({"permissions": {"deny": ["shell(rm:*)"]}})
+    uses = [ToolUse("toolu_1", "shell", {"command": "rm -rf /"})]
+    outcome = await trioexec.run_tools(uses, [shell_tool(ran)], guard=rails)
+    assert outcome.results == (
+        ToolResult("toolu_1", "Permission to use shell has been denied.", is_error=True),
+    )
+    assert ran == []
+
+
+async def test_a_function_tool_with_a_matcher_is_denied_only_what_the_rule_covers() -> None:
+    ran: list[str] = []
+
+    def matcher(content: str, args: Input) -> bool:
+        return trioexec.match_bash_rule(content, args["command"])
+
+    rails = GuardRails.from_settings({"permissions": {"deny": ["shell(rm:*)"]}})
+    uses = [
+        ToolUse("toolu_1", "shell", {"command": "rm -rf /"}),
+        ToolUse("toolu_2", "shell", {"command": "ls"}),
+    ]
+    outcome = await trioexec.run_tools(uses, [shell_tool(ran, matcher)], guard=rails)
+    assert outcome.results == (
+        ToolResult("toolu_1", "Permission to use shell has been denied.", is_error=True),
+        ToolResult("toolu_2", "done"),
+    )
+    assert ran == ["ls"]
+
+
+# --- modes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["bypass", "bypassPermissions"])
+async def test_from_settings_accepts_both_spellings_of_bypass(mode: Any) -> None:
+    rails = GuardRails.from_settings({"permissions": {"defaultMode": "default"}}, mode=mode)
+    assert rails.permissions.mode == "bypass"
+    assert (await authorize(rails)).allowed  # a passthrough call runs without asking
+    seen: list[HookInput] = []
+
+    async def spy(data: HookInput) -> None:
+        seen.append(data)
+
+    hooked = attrs.evolve(rails, hooks=rails.hooks.with_python_hook("PreToolUse", "Bash", spy))
+    await authorize(hooked)
+    assert [data.permission_mode for data in seen] == ["bypassPermissions"]
+
+
+@pytest.mark.parametrize("mode", ["acceptEdits", "plan", "Bypass", ""])
+def test_from_settings_refuses_an_unknown_mode(mode: Any) -> None:
+    with pytest.raises(ConfigurationError, match=f"not {mode!r}"):
+        GuardRails.from_settings(mode=mode)

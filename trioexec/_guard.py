@@ -25,7 +25,12 @@ import trio
 from ._hook_output import HookOutcome, aggregate
 from ._hooks import HookEntry, HookEvent, HookInput, HookSet, collapse_cancelled, run_hooks
 from ._models import Attachment, JSONValue, content_to_api
-from ._permissions import PermissionContext, PermissionMode, check_permission_chain
+from ._permissions import (
+    PermissionContext,
+    PermissionMode,
+    PermissionModeName,
+    check_permission_chain,
+)
 from ._settings import SettingsSource, load_settings
 from ._texts import (
     REJECT_MESSAGE,
@@ -88,17 +93,18 @@ class GuardRails:
         cls,
         *sources: SettingsSource,
         can_use_tool: CanUseTool | None = None,
-        mode: PermissionMode | None = None,
+        mode: PermissionModeName | None = None,
         session_id: str = "",
         transcript_path: str = "",
     ) -> GuardRails:
         """Load and merge settings files / dicts (lowest precedence first).
 
-        ``mode`` overrides ``permissions.defaultMode`` of the files.
+        ``mode`` overrides ``permissions.defaultMode`` of the files:
+        ``"default"``, or ``"bypass"`` / ``"bypassPermissions"`` (the same mode).
 
         Raises:
             ConfigurationError: a source is unreadable or malformed (the message
-                names the source and the field).
+                names the source and the field), or ``mode`` is unknown.
         """
         settings = load_settings(*sources)
         permissions = settings.permissions
