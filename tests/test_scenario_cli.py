@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from typing import TYPE_CHECKING, Any
@@ -78,7 +79,8 @@ def test_default_session_dir_is_a_fresh_folder(
 
 def test_timeline_flag_prints_the_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, scenario())
-    code, out, _ = run(capsys, "scenario", "run", path, "--session-dir", "x", "--timeline")
+    session = str(tmp_path / "x")
+    code, out, _ = run(capsys, "scenario", "run", path, "--session-dir", session, "--timeline")
     assert code == 0
     assert out.startswith("scenario: cli (stream mode")
     assert "toolu_2 Read" in out
@@ -90,7 +92,14 @@ def test_trace_out_writes_chrome_trace_json(
     path = write(tmp_path, scenario())
     trace = tmp_path / "trace.json"
     code, out, _ = run(
-        capsys, "scenario", "run", path, "--session-dir", "x", "--trace-out", str(trace)
+        capsys,
+        "scenario",
+        "run",
+        path,
+        "--session-dir",
+        str(tmp_path / "x"),
+        "--trace-out",
+        str(trace),
     )
     assert code == 0
     json.loads(out)
@@ -105,10 +114,19 @@ def test_trace_out_unwritable_is_a_one_line_error(
     path = write(tmp_path, scenario())
     bad = tmp_path / "missing" / "trace.json"
     code, _, err = run(
-        capsys, "scenario", "run", path, "--session-dir", "x", "--trace-out", str(bad)
+        capsys,
+        "scenario",
+        "run",
+        path,
+        "--session-dir",
+        str(tmp_path / "x"),
+        "--trace-out",
+        str(bad),
     )
     assert code == 2
-    assert err == f"trioexec scenario run: error: cannot write {bad}: No such file or directory\n"
+    assert err == (
+        f"trioexec scenario run: error: {bad}: cannot write file: No such file or directory\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -139,31 +157,47 @@ def test_trace_out_unwritable_is_a_one_line_error(
     ],
     ids=["invalid-json", "wrong-type", "unknown-do", "negative-time", "non-finite", "duplicate-id"],
 )
+@pytest.mark.parametrize("command", ["run", "validate"])
 def test_bad_input_is_one_line_exit_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: object, message: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, doc: object, message: str
 ) -> None:
     path = write(tmp_path, doc)
-    code, out, err = run(capsys, "scenario", "run", path)
+    code, out, err = run(capsys, "scenario", command, path)
     assert code == 2
     assert out == ""
-    assert err == f"trioexec scenario run: error: {path}: {message}\n"
+    assert err == f"trioexec scenario {command}: error: {path}: {message}\n"
 
 
-def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
     path = str(tmp_path / "nope.json")
-    code, _, err = run(capsys, "scenario", "run", path)
+    code, _, err = run(capsys, "scenario", command, path)
     assert code == 2
-    assert (
-        err
-        == f"trioexec scenario run: error: {path}: cannot read file: No such file or directory\n"
+    assert err == (
+        f"trioexec scenario {command}: error: {path}: cannot read file: No such file or directory\n"
     )
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_every_issue_is_a_line_in_the_same_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    calls = [{"id": "toolu_1", "name": "Read"}, {"id": "toolu_1", "name": "Read"}]
+    path = write(tmp_path, scenario(calls=calls, colour="blue"))
+    code, out, err = run(capsys, "scenario", command, path)
+    assert (code, out) == (2, "")
+    prefix = f"trioexec scenario {command}: error: {path}"
+    assert err.splitlines() == [
+        f'{prefix}: calls[1] (id "toolu_1").id: duplicate call id, already used by calls[0]',
+        f"{prefix}: colour: unknown field",
+    ]
 
 
 def test_unknown_tool_call_is_not_an_input_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scenario(calls=[{"id": "t", "name": "Nope"}]))
-    code, out, _ = run(capsys, "scenario", "run", path, "--session-dir", "x")
+    code, out, _ = run(capsys, "scenario", "run", path, "--session-dir", str(tmp_path / "x"))
     assert code == 0
     assert json.loads(out)["results"] == [
         {
@@ -183,17 +217,75 @@ def test_validate_lists_every_issue(tmp_path: Path, capsys: pytest.CaptureFixtur
     path = write(tmp_path, scenario(mode="fast", tools=[{"name": "Read", "bogus": 1}]))
     code, out, err = run(capsys, "scenario", "validate", path)
     assert (code, out) == (2, "")
+    prefix = f"trioexec scenario validate: error: {path}"
     assert err.splitlines() == [  # document order: "mode" was written after "tools"
-        f'{path}: tools[0] (name "Read").bogus: unknown field',
-        f'{path}: mode: expected "stream" or "batch", got "fast"',
+        f'{prefix}: tools[0] (name "Read").bogus: unknown field',
+        f'{prefix}: mode: expected "stream" or "batch", got "fast"',
     ]
 
 
-def test_validate_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = str(tmp_path / "nope.json")
-    code, _, err = run(capsys, "scenario", "validate", path)
+def test_session_dir_is_created_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario())
+    session = tmp_path / "a" / "b"
+    code, _, err = run(capsys, "scenario", "run", path, "--session-dir", str(session))
+    assert (code, err) == (0, "")
+    assert session.is_dir()
+
+
+def test_session_dir_that_is_a_file_fails_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario())
+    session = write(tmp_path, "not a folder", name="notes.txt")
+    code, out, err = run(capsys, "scenario", "run", path, "--session-dir", session)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"trioexec scenario run: error: {session}: --session-dir exists and is not a directory\n"
+    )
+
+
+def test_session_dir_that_cannot_be_created_fails_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario())
+    session = str(tmp_path / "notes.txt" / "session")
+    write(tmp_path, "not a folder", name="notes.txt")
+    code, out, err = run(capsys, "scenario", "run", path, "--session-dir", session)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"trioexec scenario run: error: {session}: cannot create --session-dir: Not a directory\n"
+    )
+
+
+def test_session_dir_that_is_not_writable_fails_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Permission bits do not stop root, so the check itself is what is replaced here.
+    path = write(tmp_path, scenario())
+    session = tmp_path / "session"
+    session.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(
+        os, "access", lambda p, mode: False if p == session else real_access(p, mode)
+    )
+    code, out, err = run(capsys, "scenario", "run", path, "--session-dir", str(session))
+    assert (code, out) == (2, "")
+    assert err == f"trioexec scenario run: error: {session}: --session-dir is not writable\n"
+
+
+def test_a_bad_scenario_is_reported_before_the_session_dir_is_touched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario(mode="fast"))
+    session = tmp_path / "session"
+    code, _, err = run(capsys, "scenario", "run", path, "--session-dir", str(session))
     assert code == 2
-    assert err.count("\n") == 1
+    assert err == (
+        f'trioexec scenario run: error: {path}: mode: expected "stream" or "batch", got "fast"\n'
+    )
+    assert not session.exists()
 
 
 def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,25 +1,38 @@
 """The ``trioexec scenario`` subcommands: ``run`` and ``validate``.
 
-Bad input (a missing or unreadable file, invalid JSON, a schema violation, a
-cross-field rule) is reported on stderr as one line naming the file and the
-field at fault, with exit code 2 and no traceback.
+Every error of both commands is reported on stderr in one format, the one
+argparse uses for its own errors, one problem per line::
+
+    trioexec scenario run: error: FILE: calls[2] (id "toolu_3").at: must be a time >= 0, got -1
+
+``FILE`` is the file at fault: the scenario file (a missing or unreadable
+file, invalid JSON, a schema violation, a cross-field rule), the
+``--session-dir`` folder, or the ``--trace-out`` file.  The exit code is 2,
+and there is no traceback.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
-from ._load import ScenarioError, check_document, load_scenario, read_document
+from ._load import (
+    ScenarioError,
+    ScenarioIssue,
+    check_document,
+    load_scenario,
+    read_document,
+)
 from ._runner import run_scenario_sync
 from ._timeline import render_timeline
 from ._trace import dumps_trace
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 __all__ = ["add_scenario_commands", "scenario_run", "scenario_validate"]
 
@@ -78,40 +91,66 @@ def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int
 
 def scenario_run(args: argparse.Namespace) -> int:
     """``trioexec scenario run FILE [--session-dir DIR] [--timeline] [--trace-out F]``."""
+    command = "scenario run"
     try:
         scenario = load_scenario(args.file)
+    except ScenarioError as exc:
+        return _fail_issues(command, args.file, exc.issues)
+    if args.session_dir is not None:
+        problem = _session_dir_problem(Path(args.session_dir))
+        if problem is not None:
+            return _fail(command, f"{args.session_dir}: {problem}")
+    try:
         run = run_scenario_sync(scenario, session_dir=args.session_dir)
     except ConfigurationError as exc:
-        return _fail("scenario run", _with_source(exc, args.file))
+        return _fail(command, f"{args.file}: {exc}")
     if args.trace_out:
         try:
             Path(args.trace_out).write_text(dumps_trace(run), encoding="utf-8")
         except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            return _fail("scenario run", f"cannot write {args.trace_out}: {reason}")
+            return _fail(command, f"{args.trace_out}: cannot write file: {_reason(exc)}")
     _write(render_timeline(run) if args.timeline else run.dumps())
     return 0
 
 
 def scenario_validate(args: argparse.Namespace) -> int:
-    """``trioexec scenario validate FILE``: print ``FILE: ok`` or every issue."""
+    """``trioexec scenario validate FILE``: print ``FILE: ok``, or every issue on stderr."""
     try:
-        document = read_document(args.file)
+        issues: Sequence[ScenarioIssue] = check_document(read_document(args.file))
     except ScenarioError as exc:
-        return _fail("scenario validate", str(exc))
-    issues = check_document(document)
-    if not issues:
-        _write(f"{args.file}: ok\n")
-        return 0
+        issues = exc.issues
+    if issues:
+        return _fail_issues("scenario validate", args.file, issues)
+    _write(f"{args.file}: ok\n")
+    return 0
+
+
+def _session_dir_problem(folder: Path) -> str | None:
+    """Why ``folder`` cannot hold persisted results; None once it is a writable folder.
+
+    Checked (and the folder created) before the run, so that a bad
+    ``--session-dir`` is one error line instead of a run whose large results
+    all fail to persist.
+    """
+    if folder.exists() and not folder.is_dir():
+        return "--session-dir exists and is not a directory"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create --session-dir: {_reason(exc)}"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "--session-dir is not writable"
+    return None
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _fail_issues(command: str, source: str, issues: Sequence[ScenarioIssue]) -> int:
     for issue in issues:
-        print(f"{args.file}: {issue}", file=sys.stderr)
+        print(f"trioexec {command}: error: {source}: {issue}", file=sys.stderr)
     return EXIT_BAD_INPUT
-
-
-def _with_source(exc: ConfigurationError, source: str) -> str:
-    if isinstance(exc, ScenarioError) and exc.source:
-        return str(exc)
-    return f"{source}: {exc}"
 
 
 def _fail(command: str, message: str) -> int:
