@@ -288,10 +288,52 @@ def test_a_bad_scenario_is_reported_before_the_session_dir_is_touched(
     assert not session.exists()
 
 
-def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+def usage_error(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
+    """The stderr lines of a command line argparse refuses (exit code 2, nothing on stdout)."""
     with pytest.raises(SystemExit) as info:
-        main(["scenario", "run"])
-    assert info.value.code == 2
+        main(list(argv))
+    out, err = capsys.readouterr()
+    assert (info.value.code, out) == (2, "")
+    return err.splitlines()
+
+
+def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    lines = usage_error(capsys, "scenario", "run")
+    assert lines[0].startswith("usage: trioexec scenario run ")
+    assert lines[-1] == "trioexec scenario run: error: the following arguments are required: FILE"
+
+
+def test_scenario_without_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert usage_error(capsys, "scenario") == [
+        "usage: trioexec scenario [-h] SUBCOMMAND ...",
+        "trioexec scenario: error: the following arguments are required: SUBCOMMAND",
+    ]
+
+
+def test_bare_trioexec_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("usage: trioexec [-h] [--version] COMMAND ...\n")
+    assert "scenario" in out
+    assert err == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["demo", "--bogus"], "usage: trioexec demo [-h] [--json]"),
+        (["scenario", "validate", "f.json", "--bogus"], "usage: trioexec scenario validate"),
+        (["scenario", "run", "f.json", "--bogus"], "usage: trioexec scenario run"),
+        (["--bogus"], "usage: trioexec [-h]"),
+    ],
+)
+def test_unknown_argument_shows_the_subcommand_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], usage: str
+) -> None:
+    lines = usage_error(capsys, *argv)
+    assert lines[0].startswith(usage)
+    prog = usage.removeprefix("usage: ").split(" [")[0]
+    assert lines[-1] == f"{prog}: error: unrecognized arguments: --bogus"
 
 
 def test_real_process_has_no_traceback(tmp_path: Path) -> None:

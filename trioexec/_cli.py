@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     demo.add_argument("--json", action="store_true", help="print results and events as JSON")
-    demo.set_defaults(func=_demo)
+    demo.set_defaults(func=_demo, usage_parser=demo)
     add_scenario_commands(subparsers)
     return parser
 
@@ -47,7 +47,12 @@ def _demo(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # parse_args() would blame the top-level parser and print its usage; the
+        # subcommand's own usage (set as ``usage_parser``) is the helpful one.
+        owner: argparse.ArgumentParser = getattr(args, "usage_parser", parser)
+        owner.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
         parser.print_help()
         return 0

@@ -32,7 +32,7 @@ from ._trace import dumps_trace
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
 __all__ = ["add_scenario_commands", "scenario_run", "scenario_validate"]
 
@@ -40,14 +40,19 @@ EXIT_BAD_INPUT = 2
 
 
 def add_scenario_commands(subparsers: Any) -> None:  # noqa: ANN401 - argparse's private type
-    """Register ``scenario run`` and ``scenario validate``; each sets ``func``."""
+    """Register ``scenario run`` and ``scenario validate``.
+
+    Each sets ``func`` (what runs) and ``usage_parser`` (whose usage an
+    unrecognized argument shows).
+    """
     scenario = subparsers.add_parser(
         "scenario",
         help="run or check a scenario file (one scripted turn on virtual time)",
         description="Scenario files describe one turn of scripted tool calls (docs/scenarios.md).",
     )
-    commands = scenario.add_subparsers(dest="scenario_command", metavar="SUBCOMMAND")
-    scenario.set_defaults(func=_help(scenario))
+    # Required: a bare ``trioexec scenario`` is a usage error (exit 2), not a help request.
+    commands = scenario.add_subparsers(dest="scenario_command", metavar="SUBCOMMAND", required=True)
+    scenario.set_defaults(usage_parser=scenario)
 
     run = commands.add_parser(
         "run",
@@ -70,7 +75,7 @@ def add_scenario_commands(subparsers: Any) -> None:  # noqa: ANN401 - argparse's
         metavar="TRACE.json",
         help="also write a Chrome Trace Event Format file (Perfetto, chrome://tracing)",
     )
-    run.set_defaults(func=scenario_run)
+    run.set_defaults(func=scenario_run, usage_parser=run)
 
     validate = commands.add_parser(
         "validate",
@@ -78,15 +83,7 @@ def add_scenario_commands(subparsers: Any) -> None:  # noqa: ANN401 - argparse's
         description="Check a scenario file; every problem is printed on a line of its own.",
     )
     validate.add_argument("file", metavar="FILE", help="the scenario file (JSON)")
-    validate.set_defaults(func=scenario_validate)
-
-
-def _help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
-    def show(args: argparse.Namespace) -> int:
-        parser.print_help()
-        return 0
-
-    return show
+    validate.set_defaults(func=scenario_validate, usage_parser=validate)
 
 
 def scenario_run(args: argparse.Namespace) -> int:
