@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from trioexec._cli import main
+from trioexec._version import __version__
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -336,22 +337,25 @@ def test_unknown_argument_shows_the_subcommand_usage(
     assert lines[-1] == f"{prog}: error: unrecognized arguments: --bogus"
 
 
-def test_real_process_has_no_traceback(tmp_path: Path) -> None:
-    path = write(tmp_path, scenario(calls=[{"id": 7, "name": "Read"}]))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from trioexec._cli import main; sys.exit(main())",
-            "scenario",
-            "run",
-            path,
-        ],
+def python_m_trioexec(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "trioexec", *argv],
         capture_output=True,
         text=True,
         check=False,
         timeout=60,
     )
+
+
+def test_python_m_trioexec_version() -> None:
+    proc = python_m_trioexec("--version")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"trioexec {__version__}\n", "")
+
+
+def test_real_process_has_no_traceback(tmp_path: Path) -> None:
+    # Also checks that ``python -m trioexec`` exits with main()'s return code.
+    path = write(tmp_path, scenario(calls=[{"id": 7, "name": "Read"}]))
+    proc = python_m_trioexec("scenario", "run", path)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert (
