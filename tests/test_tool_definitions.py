@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from trioexec import ToolDefinitionError, ToolRegistry, ToolUse, run_tools
+from trioexec import ToolDefinitionError, ToolRegistry, ToolUse, function_tool, run_tools
 from trioexec.tools import ReadTool
 
 
@@ -24,3 +24,11 @@ async def test_a_dict_of_tools_is_refused_before_any_call_runs() -> None:
     tools: Any = {"Read": ReadTool()}
     with pytest.raises(ToolDefinitionError, match="got str 'Read'"):
         await run_tools([ToolUse("t1", "Read", {"file_path": "x"})], tools)
+
+
+def test_function_tool_refuses_a_plain_function() -> None:
+    def not_async(input: object, ctx: object, progress: object) -> str:  # noqa: A002
+        return "x"
+
+    with pytest.raises(ToolDefinitionError, match="needs an async function; 'not_async'"):
+        function_tool()(not_async)  # type: ignore[arg-type]

@@ -48,6 +48,7 @@ from ._models import Update as Update
 from ._partition import partition_tool_calls as partition_tool_calls
 from ._permissions import PermissionContext as PermissionContext
 from ._permissions import PermissionMode as PermissionMode
+from ._permissions import PermissionModeName as PermissionModeName
 from ._registry import ToolRegistry as ToolRegistry
 from ._results import DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS
 from ._results import finalize_result as finalize_result
@@ -107,6 +108,7 @@ __all__ = [
     "Observer",
     "PermissionContext",
     "PermissionMode",
+    "PermissionModeName",
     "PermissionResult",
     "PermissionRule",
     "PostToolUseVerdict",

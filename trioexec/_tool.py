@@ -8,6 +8,7 @@ cascade, results over 100,000 characters persisted, permission allowed.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -265,6 +266,11 @@ def function_tool(
         raise ToolDefinitionError("max_result_size_chars must be >= 0 or math.inf")
 
     def decorate(func: ToolFunction[InputT]) -> Tool[Any]:
+        if not inspect.iscoroutinefunction(func):
+            raise ToolDefinitionError(
+                f"@function_tool needs an async function; {getattr(func, '__name__', func)!r} "
+                "is not (write `async def`)"
+            )
         return FunctionTool(
             func,
             name=name or func.__name__,
