@@ -371,6 +371,25 @@ async def test_tool_interrupting_its_own_turn_keeps_its_result_when_it_returns_a
     assert trio.current_time() == 1.0
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="_core._release discards the id from in_progress; in completion order the "
+    "duplicate's answer is released first and removes the still-running original's id",
+)
+async def test_duplicate_id_answer_does_not_hide_the_running_original(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    turn = Turn()
+    async with open_streaming_executor([READ], turn=turn, result_order="completion") as executor:
+        executor.add_tool(ToolUse("x", "Read", {"sleep": 5.0}))
+        executor.add_tool(ToolUse("x", "Read", {}))  # answered at once: duplicate id
+        await trio.sleep(1.0)
+        assert len(results_of(executor.drain_nowait())) == 1
+        assert executor.in_progress_ids == {"x"}  # the original is still running
+        assert turn.in_progress_ids == {"x"}
+        assert len(results_of([u async for u in executor.remaining()])) == 1
+
+
 # -- performance: the release scan -------------------------------------------------------------
 
 
