@@ -132,7 +132,7 @@ async def run_tools(
         grace_period=grace_period,
     )
     try:
-        calls = [core.new_call(use) for use in tool_uses]
+        calls = _admit(core, tool_uses)
         batches = group_safe_runs([(call, call.safe) for call in calls])
         limiter = trio.CapacityLimiter(limit)
         async with trio.open_nursery() as watchdog:
@@ -151,10 +151,25 @@ async def run_tools(
         raise only from None
     finally:
         # Whatever ended the run, every call gets its answer (I1).
-        core.answer_unstarted(core.blocked_reason() or "user_interrupted")
-        core.apply_pending_modifiers()
-        core.close()
+        try:
+            core.answer_unstarted(core.blocked_reason() or "user_interrupted")
+            core.apply_pending_modifiers()
+        finally:
+            core.close()
     return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
+
+
+def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:
+    """Track every call; if a tool's code raises a BaseException, admit the rest blind."""
+    calls: list[Call] = []
+    try:
+        for use in tool_uses:
+            calls.append(core.new_call(use))  # noqa: PERF401 - stops at the first raise
+    except BaseException:
+        for use in tool_uses[len(core.calls) :]:
+            core.new_call(use, inspect=False)  # answered as unstarted by run_tools
+        raise
+    return calls
 
 
 async def _run_batch(core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter) -> None:

@@ -17,6 +17,7 @@ Scopes, outermost first::
 from __future__ import annotations
 
 import contextlib
+import heapq
 import logging
 import math
 import re
@@ -25,8 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 import trio
 
+from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
-from ._lifecycle import CallEnv, CallOutcome, run_tool_use
+from ._lifecycle import CallEnv, CallOutcome, error_outcome, run_tool_use, split_cancelled
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._texts import (
     CANCEL_MESSAGE,
@@ -34,6 +36,7 @@ from ._texts import (
     STREAMING_FALLBACK_MESSAGE,
     duplicate_tool_use_id,
     invalid_tool_use_id,
+    no_such_tool,
     sibling_error_message,
     tool_use_error,
 )
@@ -129,6 +132,8 @@ class RunCore:
         self.result_order = result_order
         self.never_started_text = never_started_text
         self.defer_modifiers = defer_modifiers
+        if grace_period is not None and not grace_period >= 0:
+            raise ConfigurationError(f"grace_period must be >= 0 or None, not {grace_period!r}")
         self.grace_period = grace_period
         self._watch_scope: trio.CancelScope | None = None
         self.calls: list[Call] = []
@@ -145,6 +150,9 @@ class RunCore:
         self._executing_unsafe = 0
         self._executing_blocking = 0  # executing calls whose tool does not stop on interrupt
         self._next_release = 0
+        self._completed_heap: list[int] = []  # completion order: completed, not released
+        self._first_unanswered = 0  # completion order: no call before it is unanswered
+        self._unsafe_running: int | None = None  # index of the executing unsafe call
         self._next_start = 0
         self._cascade: tuple[float, int, str] | None = None
         self._cause: CancelReason | None = None
@@ -154,13 +162,15 @@ class RunCore:
 
     # ------------------------------------------------------------------ calls
 
-    def new_call(self, tool_use: ToolUse) -> Call:
+    def new_call(self, tool_use: ToolUse, *, inspect: bool = True) -> Call:
         """Track a new call (state ``queued``).
 
         A call whose id is unusable (characters other than letters, digits,
         ``_`` and ``-``, or the id of an earlier call of this run) is answered
         at once with an error and never runs: ids end up in file names and
-        pair results with calls.
+        pair results with calls.  With ``inspect=False`` no tool code runs (the
+        call counts as unsafe): used to admit the rest of a run after a tool's
+        code raised a ``BaseException``.
         """
         id_problem = self._id_problem(tool_use.id)
         compiled = None if id_problem else self.registry.lookup(tool_use.name)
@@ -171,18 +181,22 @@ class RunCore:
             self._emit(call, "queued")
             self.complete(call, CallOutcome(ToolResult(tool_use.id, id_problem, is_error=True)))
             return call
-        if compiled is not None:
-            issue = compiled.check(tool_use.input)
-            if issue is None:
-                try:
+        # Tracked before any tool code runs: whatever that code raises, the call
+        # is known and gets its answer.
+        self.calls.append(call)
+        call.parsed = _UNPARSED
+        if compiled is not None and inspect:
+            try:
+                if compiled.check(tool_use.input) is None:
                     call.parsed = compiled.structure(tool_use.input)
                     call.safe = bool(compiled.tool.is_concurrency_safe(call.parsed))
-                except Exception:
-                    call.safe = False
-                    call.parsed = _UNPARSED
-            else:
+            except Exception:  # fail closed: unsafe; the lifecycle reports the input error
+                call.safe = False
                 call.parsed = _UNPARSED
-        self.calls.append(call)
+            except BaseException as exc:
+                self._emit(call, "queued")
+                self.complete(call, _raised_outcome(call, exc), cascade=False)
+                raise
         self._emit(call, "queued")
         return call
 
@@ -235,6 +249,7 @@ class RunCore:
         self._executing.add(call)
         if not call.safe:
             self._executing_unsafe += 1
+            self._unsafe_running = call.index
         if call.interrupt_behavior != "cancel":
             self._executing_blocking += 1
         self.in_progress.add(call.tool_use.id)
@@ -259,11 +274,23 @@ class RunCore:
         except BaseException as exc:
             if is_cancellation(exc):
                 self._finish_stopped(call)
-            else:
-                text = tool_use_error(
-                    f"Error: the tool raised {_exception_name(exc)}; the run was stopped"
+                raise
+            cancelled, failures = split_cancelled(exc)
+            if cancelled is not None and failures is not None:
+                # The tool's own nursery failed while being cancelled: the
+                # cancellation wins; the failures are only logged.
+                logger.warning(
+                    "tool call %s (%s) failed while being cancelled",
+                    call.tool_use.id,
+                    call.tool_use.name,
+                    exc_info=failures,
                 )
-                self.complete(call, CallOutcome(ToolResult(call.tool_use.id, text, is_error=True)))
+                self._finish_stopped(call)
+                raise cancelled from None
+            # Not an Exception (KeyboardInterrupt, SystemExit, ...): the run stops;
+            # its siblings are answered as interrupted, never as a sibling error.
+            self._mark_executing("user_interrupted")
+            self.complete(call, _raised_outcome(call, exc), cascade=False)
             raise
         if outcome is None:
             self._finish_stopped(call)
@@ -286,7 +313,7 @@ class RunCore:
         self._emit(call, "progress", data=data)
         self._deliver(ProgressUpdate(call.tool_use.id, data))
 
-    def complete(self, call: Call, outcome: CallOutcome) -> None:
+    def complete(self, call: Call, outcome: CallOutcome, *, cascade: bool = True) -> None:
         """Record a call's answer, start a cascade if it calls for one, open the gate."""
         if call.outcome is not None:
             return  # answered already, on its behalf, after it ignored cancellation
@@ -294,16 +321,21 @@ class RunCore:
             self._executing.discard(call)
             if not call.safe:
                 self._executing_unsafe -= 1
+                self._unsafe_running = None
             if call.interrupt_behavior != "cancel":
                 self._executing_blocking -= 1
         call.state = "completed"
         call.outcome = outcome
+        self._note_completed(call)
+        if self.discarded:  # never released: it is no longer in progress either
+            self.in_progress.discard(call.tool_use.id)
         if outcome.cancel_reason is not None:
             self._emit(call, "cancelled", data=_event_data(outcome), reason=outcome.cancel_reason)
         else:
             self._emit(call, "completed", data=outcome.result)
             tool = call.compiled.tool if call.compiled is not None else None
-            if outcome.result.is_error and tool is not None and tool.cancels_siblings_on_error:
+            cascades = tool is not None and tool.cancels_siblings_on_error
+            if cascade and cascades and outcome.result.is_error:
                 self._start_cascade(call)
         self._update_interruptible()
         self.settle()
@@ -322,7 +354,7 @@ class RunCore:
             self._release_in_completion_order()
             return
         calls = self.calls
-        while self._next_release < len(calls):
+        while self._next_release < len(calls) and not self.discarded:
             call = calls[self._next_release]
             if call.state == "queued" and not self._settle_unstartable(call):
                 return
@@ -332,26 +364,31 @@ class RunCore:
             self._next_release += 1
 
     def _release_in_completion_order(self) -> None:
+        """Release completed calls as they come, except behind an executing unsafe call.
+
+        Work is proportional to what is released: completed-but-held indices
+        wait in a heap, so a slow call at the head costs nothing per event.
+        """
         calls = self.calls
-        index = self._next_release
-        earlier_all_answered = True
-        while index < len(calls):
+        while (
+            self._first_unanswered < len(calls)
+            and calls[self._first_unanswered].state in ("completed", "released")
+        ):
+            self._first_unanswered += 1
+        blocker = len(calls) if self._unsafe_running is None else self._unsafe_running
+        held: list[int] = []
+        heap = self._completed_heap
+        while heap and heap[0] < blocker and not self.discarded:
+            index = heapq.heappop(heap)
             call = calls[index]
-            if call.state == "queued":
-                self._settle_unstartable(call)
-            if call.state == "completed" and (
-                earlier_all_answered or not self._is_sibling_cancelled(call)
-            ):
+            if self._is_sibling_cancelled(call) and self._first_unanswered < index:
                 # A sibling-error answer waits for every earlier call: an earlier
                 # call failing later in the same instant still names the error.
-                self._release(call)
-            elif call.state == "executing" and not call.safe:
-                break
-            if call.state in ("queued", "executing"):
-                earlier_all_answered = False
-            if index == self._next_release and call.state == "released":
-                self._next_release += 1
-            index += 1
+                held.append(index)
+                continue
+            self._release(call)
+        for index in held:
+            heapq.heappush(heap, index)
 
     def _settle_unstartable(self, call: Call) -> bool:
         """Answer a queued call that can never start now; True if it was answered."""
@@ -367,10 +404,21 @@ class RunCore:
         self._release_ready()
 
     def complete_without_starting(self, call: Call, reason: CancelReason) -> None:
-        """Answer a queued call synthetically (it never started)."""
+        """Answer a queued call that never started: synthetically, or, for an
+        unknown tool, with the no-such-tool error (lookup comes first, SPEC §4),
+        unless the attempt was discarded (then nothing is answered for real)."""
         call.state = "completed"
+        self._note_completed(call)
+        if call.compiled is None and reason != "streaming_fallback":
+            call.outcome = error_outcome(call.tool_use.id, no_such_tool(call.tool_use.name))
+            self._emit(call, "completed", data=call.outcome.result)
+            return
         call.outcome = self._synthetic(call, reason, started=False)
         self._emit(call, "cancelled", data=_event_data(call.outcome), reason=reason)
+
+    def _note_completed(self, call: Call) -> None:
+        if self.result_order == "completion":
+            heapq.heappush(self._completed_heap, call.index)
 
     def _is_sibling_cancelled(self, call: Call) -> bool:
         return call.outcome is not None and call.outcome.cancel_reason == "sibling_error"
@@ -386,20 +434,29 @@ class RunCore:
             if self.defer_modifiers:
                 self.pending_modifiers.append((call.index, outcome.context_modifier))
             else:
-                self.context = outcome.context_modifier(self.context)
+                self._apply_modifier(call.tool_use.id, outcome.context_modifier)
         if outcome.stop_reason is not None and self.stop_reason is None:
             self.stop_reason = outcome.stop_reason
-        self.in_progress.discard(call.tool_use.id)
+        if call.scope is not None:  # it started (an id refused at admission never did)
+            self.in_progress.discard(call.tool_use.id)
         update = ResultUpdate(outcome.result, outcome.attachments)
         self.released.append(update)
-        self._emit(call, "released", data=outcome.result)
         self._deliver(update)
+        self._emit(call, "released", data=outcome.result)
 
     def apply_pending_modifiers(self) -> None:
         """Batch path: apply a safe batch's modifiers in tool_use order, after the batch."""
-        for _, modifier in sorted(self.pending_modifiers, key=lambda item: item[0]):
-            self.context = modifier(self.context)
+        pending = sorted(self.pending_modifiers, key=lambda item: item[0])
         self.pending_modifiers.clear()
+        for index, modifier in pending:
+            self._apply_modifier(self.calls[index].tool_use.id, modifier)
+
+    def _apply_modifier(self, tool_use_id: str, modifier: ContextModifier) -> None:
+        """A modifier that raises is a bug in its tool: logged, and the context is kept."""
+        try:
+            self.context = modifier(self.context)
+        except Exception:
+            logger.exception("the context modifier of tool call %s raised; ignored", tool_use_id)
 
     def _deliver(self, update: Update) -> None:
         if self._send is None:
@@ -424,13 +481,6 @@ class RunCore:
     def all_released(self) -> bool:
         """Every call so far has been released."""
         return len(self.released) == len(self.calls)
-
-    @property
-    def all_answered(self) -> bool:
-        """Every call so far has an answer (released or, after a discard, withheld)."""
-        return not self._executing and all(
-            c.state in ("completed", "released") for c in self.calls[self._next_start :]
-        )
 
     @property
     def executing_count(self) -> int:
@@ -602,6 +652,11 @@ def is_cancellation(exc: BaseException) -> bool:
         _, rest = exc.split(trio.Cancelled)
         return rest is None
     return False
+
+
+def _raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
+    text = tool_use_error(f"Error: the tool raised {_exception_name(exc)}; the run was stopped")
+    return CallOutcome(ToolResult(call.tool_use.id, text, is_error=True))
 
 
 def single_exception(group: BaseExceptionGroup[BaseException]) -> BaseException | None:

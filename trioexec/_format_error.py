@@ -17,12 +17,23 @@ def format_tool_error(error: BaseException) -> str:
     output``; text over 10,000 characters keeps the first and last 5,000 with a
     marker giving how many characters were cut.
     """
+    if isinstance(error, BaseExceptionGroup):
+        # A tool failing inside its own nursery: show what failed, not the wrapper.
+        leaves = _leaves(error)
+        if len(leaves) == 1:
+            return format_tool_error(leaves[0])
+        return _fit("\n".join(format_tool_error(leaf) for leaf in leaves))
     exit_code = getattr(error, "exit_code", None)
     if isinstance(exit_code, int) and not isinstance(exit_code, bool):
         parts = [f"Exit code {exit_code}", _str_attr(error, "stderr"), _str_attr(error, "stdout")]
     else:
         parts = [str(error)]
-    message = "\n".join(part for part in parts if part).strip() or "Command failed with no output"
+    return _fit("\n".join(part for part in parts if part).strip())
+
+
+def _fit(message: str) -> str:
+    """The empty-output text, or the 10,000-character cut with its marker."""
+    message = message or "Command failed with no output"
     if len(message) <= _MAX_CHARS:
         return message
     cut = len(message) - _MAX_CHARS
@@ -32,3 +43,10 @@ def format_tool_error(error: BaseException) -> str:
 def _str_attr(error: BaseException, name: str) -> str:
     value = getattr(error, name, "")
     return value if isinstance(value, str) else ""
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    leaves: list[BaseException] = []
+    for exc in group.exceptions:
+        leaves.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return leaves

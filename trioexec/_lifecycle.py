@@ -8,6 +8,7 @@ caused it produces the synthetic answer.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +40,9 @@ from ._validation import CompiledTool, input_error_text, structuring_error
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["CallEnv", "CallOutcome", "run_tool_use"]
+__all__ = ["CallEnv", "CallOutcome", "run_tool_use", "split_cancelled"]
+
+logger = logging.getLogger("trioexec")
 
 
 @attrs.frozen(eq=False)
@@ -157,7 +160,16 @@ async def run_tool_use(
     if observers:
         observers.call_event(CallEvent(trio.current_time(), tool_id, "call_began"))
     try:
-        output = await tool.call(parsed, ctx, progress)
+        try:
+            output = await tool.call(parsed, ctx, progress)
+        except BaseExceptionGroup as group:
+            cancelled, failures = split_cancelled(group)
+            if cancelled is None or failures is None:
+                raise
+            # The tool's own nursery failed while being cancelled: the
+            # cancellation wins (its scope answers the call); failures are logged.
+            logger.warning("tool call %s failed while being cancelled", tool_id, exc_info=failures)
+            raise cancelled from None
     except Exception as exc:
         failure = format_tool_error(exc)
         outcome = CallOutcome(
@@ -248,3 +260,19 @@ async def _tool_permission_only(
     if decision.behavior == "deny":
         return decision.message or permission_denied_message(tool.name)
     return permission_not_granted_message(tool.name)
+
+
+def split_cancelled(
+    exc: BaseException,
+) -> tuple[BaseExceptionGroup[trio.Cancelled] | None, ExceptionGroup[Exception] | None]:
+    """Split a group into its ``Cancelled`` part and its ``Exception`` part.
+
+    Both are None unless the group holds Cancelled and otherwise only
+    Exceptions (a BaseException other than Cancelled must propagate).
+    """
+    if not isinstance(exc, BaseExceptionGroup):
+        return None, None
+    cancelled, rest = exc.split(trio.Cancelled)
+    if cancelled is None or rest is None or not isinstance(rest, ExceptionGroup):
+        return None, None
+    return cancelled, rest

@@ -58,6 +58,7 @@ class StreamingExecutor:
         self._receive = receive
         self._nursery: trio.Nursery | None = None
         self._input_closed = False
+        self._closed = False
         self._idle = trio.Event()
         core.on_settled = self._on_settled
 
@@ -74,6 +75,8 @@ class StreamingExecutor:
             RuntimeError: called after :meth:`remaining` or after the executor closed.
         """
         core = self._core
+        if self._closed:
+            raise RuntimeError("add_tool() on a closed executor: its async with block has exited")
         if self._input_closed and not core.discarded:
             raise RuntimeError("add_tool() after remaining(): the model's response has ended")
         call = core.new_call(tool_use)
@@ -236,19 +239,52 @@ async def open_streaming_executor(
         grace_period=grace_period,
     )
     executor = StreamingExecutor(core, receive)
+    body_error: BaseException | None = None
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(executor._host)
-            yield executor
+            try:
+                yield executor
+            except BaseException as exc:
+                body_error = exc
+                raise
             executor._close_input()
     except BaseExceptionGroup as group:
-        only = single_exception(group)
+        if body_error is not None and _is_only(body_error, group):
+            raise body_error from None  # the body's own exception, exactly as raised
+        only = single_exception(group) if body_error is None else None
         if only is None:
             raise
-        raise only from None  # the body's own exception, not wrapped by our nursery
+        raise only from None  # e.g. a tool's KeyboardInterrupt, not wrapped by our nursery
     finally:
-        if not core.discarded:
-            core.answer_unstarted(core.blocked_reason() or "user_interrupted")
-        if core.all_released:
-            core.close_output()
-        core.close()
+        executor._closed = True
+        try:
+            if not core.discarded:
+                core.answer_unstarted(core.blocked_reason() or "user_interrupted")
+            if core.all_released:
+                core.close_output()
+        finally:
+            core.close()
+
+
+def _is_only(body_error: BaseException, group: BaseExceptionGroup[BaseException]) -> bool:
+    """Whether ``group`` (our nursery's) carries nothing but the body's exception.
+
+    trio may hand the body's own group back as a derived copy, so leaves are
+    compared by identity rather than the group object itself.
+    """
+    if len(group.exceptions) != 1:
+        return False
+    (inner,) = group.exceptions
+    if inner is body_error:
+        return True
+    if isinstance(inner, BaseExceptionGroup) and isinstance(body_error, BaseExceptionGroup):
+        return _leaf_ids(inner) == _leaf_ids(body_error)
+    return False
+
+
+def _leaf_ids(group: BaseExceptionGroup[BaseException]) -> list[int]:
+    ids: list[int] = []
+    for exc in group.exceptions:
+        ids.extend(_leaf_ids(exc) if isinstance(exc, BaseExceptionGroup) else [id(exc)])
+    return ids

@@ -54,10 +54,19 @@ class CompiledTool:
     accepts_any_object: bool = False
 
     def check(self, raw: Mapping[str, JSONValue]) -> InputError | None:
-        """Layer 1: validate ``raw`` against the schema; None when it conforms."""
-        if self.accepts_any_object or self.validator.is_valid(raw):
+        """Layer 1: validate ``raw`` against the schema; None when it conforms.
+
+        A schema that cannot be evaluated (say, a reference that resolves to
+        nothing) fails closed: the input is refused with the reason.
+        """
+        if self.accepts_any_object:
             return None
-        return InputError(tuple(_dedupe(_issue_lines(self.validator.iter_errors(raw)))))
+        try:
+            if self.validator.is_valid(raw):
+                return None
+            return InputError(tuple(_dedupe(_issue_lines(self.validator.iter_errors(raw)))))
+        except Exception as exc:  # jsonschema / referencing errors from a broken schema
+            return InputError((f"The input could not be validated against the schema: {exc}",))
 
     def structure(self, raw: Mapping[str, JSONValue]) -> object:
         """Layer 2a: the tool's ``input_type`` instance (or the dict itself).
@@ -96,6 +105,12 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
             schema = {"type": "object"}
         else:
             schema = schema_for_attrs(tool.input_type)
+    dangling = _dangling_refs(schema)
+    if dangling:
+        raise ToolDefinitionError(
+            f"tool {name!r} has an input schema with references that resolve to nothing: "
+            + ", ".join(dangling)
+        )
     validator_class = jsonschema.validators.validator_for(schema)
     try:
         validator_class.check_schema(schema)
@@ -206,3 +221,42 @@ def _unexpected(instance: Mapping[str, object], schema: Mapping[str, Any]) -> li
 
 def _dedupe(lines: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(lines))
+
+
+def _dangling_refs(schema: JSONObject) -> list[str]:
+    """Local ``$ref`` pointers (``#/...``) that point at nothing, and non-local refs.
+
+    Remote references are never fetched, so they count as dangling too.
+    """
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not _resolves(schema, ref):
+                found.append(ref)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    return found
+
+
+def _resolves(schema: JSONObject, ref: str) -> bool:
+    if ref == "#":
+        return True
+    if not ref.startswith("#/"):
+        return False
+    node: object = schema
+    for raw in ref[2:].split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+    return True
