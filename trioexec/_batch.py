@@ -133,7 +133,9 @@ async def run_tools(
     )
     try:
         calls = _admit(core, tool_uses)
-        batches = group_safe_runs([(call, call.safe) for call in calls])
+        # Calls answered at admission (refused ids) never run: no batch, no barrier.
+        runnable = [call for call in calls if call.state == "queued"]
+        batches = group_safe_runs([(call, call.safe) for call in runnable])
         limiter = trio.CapacityLimiter(limit)
         async with trio.open_nursery() as watchdog:
             watchdog.start_soon(core.watch_unresponsive)
@@ -176,7 +178,7 @@ async def _run_batch(core: RunCore, calls: Sequence[Call], limiter: trio.Capacit
     async with trio.open_nursery() as nursery:
         for call in calls:
             if call.state != "queued":
-                continue  # answered at admission (an unusable id)
+                continue  # answered meanwhile (e.g. all calls after an interrupt)
             try:
                 limiter.acquire_on_behalf_of_nowait(call)  # no scheduler round trip when free
             except trio.WouldBlock:

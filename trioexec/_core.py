@@ -270,6 +270,7 @@ class RunCore:
                     progress=lambda data: self.progress(call, data),
                     on_returned=call.set_returned,
                     prevalidated=None if call.parsed is _UNPARSED else call.parsed,
+                    started_as_safe=call.safe,
                 )
         except BaseException as exc:
             if is_cancellation(exc):

@@ -85,6 +85,7 @@ async def run_tool_use(
     progress: ProgressSender,
     on_returned: Callable[[CallOutcome], None],
     prevalidated: object = None,
+    started_as_safe: bool = False,
 ) -> CallOutcome:
     """Run one call through its whole lifecycle and return its answer.
 
@@ -93,6 +94,8 @@ async def run_tool_use(
     keeps its real result even if cancellation arrives during the post steps.
     ``prevalidated`` is the structured input when the caller already ran
     layers 1 and 2a (the partitioner does, to decide concurrency safety).
+    ``started_as_safe`` says the call may be running beside others, so an
+    input a hook replaces must be concurrency-safe too.
 
     Raises:
         trio.Cancelled: the call's scope (or an enclosing one) was cancelled.
@@ -149,6 +152,13 @@ async def run_tool_use(
         if verdict.input != raw_input:  # a hook or the application replaced the input
             raw_input = verdict.input
             parsed, input_error = _validate_schema(compiled, raw_input)
+            if input_error is None and started_as_safe and not _still_safe(tool, parsed):
+                # It is already running beside other calls: a replaced input that
+                # is not concurrency-safe must not run now (invariant I3).
+                input_error = tool_use_error(
+                    "Error: a hook replaced the input with one that is not concurrency-safe "
+                    "while the call runs beside others; the call was not run"
+                )
             if input_error is not None:
                 return CallOutcome(
                     ToolResult(tool_id, input_error, is_error=True),
@@ -200,6 +210,13 @@ async def run_tool_use(
         after = await after_call(guard, tool, tool_use, raw_input, response=result, cwd=env.cwd)
         outcome = _with_post(outcome, after)
     return outcome
+
+
+def _still_safe(tool: Tool[Any], parsed: object) -> bool:
+    try:
+        return bool(tool.is_concurrency_safe(parsed))
+    except Exception:
+        return False
 
 
 def _with_post(outcome: CallOutcome, after: PostToolUseVerdict) -> CallOutcome:
