@@ -44,6 +44,19 @@ __all__ = [
 ]
 
 
+# The exact model-facing texts, spelled out here (not imported from trioexec) so a
+# change to them fails the tests.
+REJECT = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected "
+    "(eg. if it was a file edit, the new_string was NOT written to the file). "
+    "STOP what you are doing and wait for the user to tell you how to proceed."
+)
+NOT_NOW = (
+    "The user doesn't want to take this action right now. "
+    "STOP what you are doing and wait for the user to tell you how to proceed."
+)
+
+
 @attrs.frozen
 class Step:
     """One step of a job: sleep, then (optionally) send progress."""

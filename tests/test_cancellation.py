@@ -10,6 +10,8 @@ import trio
 import trio.lowlevel
 import trio.testing
 from conftest import (
+    NOT_NOW,
+    REJECT,
     Job,
     Recorder,
     ToolFailure,
@@ -34,15 +36,6 @@ from trioexec import (
     run_tools,
 )
 
-REJECT = (
-    "The user doesn't want to proceed with this tool use. The tool use was rejected "
-    "(eg. if it was a file edit, the new_string was NOT written to the file). "
-    "STOP what you are doing and wait for the user to tell you how to proceed."
-)
-NOT_NOW = (
-    "The user doesn't want to take this action right now. "
-    "STOP what you are doing and wait for the user to tell you how to proceed."
-)
 FALLBACK = "<tool_use_error>Error: Streaming fallback - tool execution discarded</tool_use_error>"
 
 

@@ -15,7 +15,7 @@ import attrs
 import hypothesis
 import trio
 import trio.testing
-from conftest import Recorder, live_tasks, make_tool
+from conftest import NOT_NOW, REJECT, Recorder, live_tasks, make_tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,15 +34,6 @@ from trioexec import (
 )
 
 REJECT_PREFIX = "The user doesn't want to "
-REJECT = (
-    "The user doesn't want to proceed with this tool use. The tool use was rejected "
-    "(eg. if it was a file edit, the new_string was NOT written to the file). "
-    "STOP what you are doing and wait for the user to tell you how to proceed."
-)
-NOT_NOW = (
-    "The user doesn't want to take this action right now. "
-    "STOP what you are doing and wait for the user to tell you how to proceed."
-)
 SIBLING_PREFIX = "<tool_use_error>Cancelled: parallel tool call "
 TERMINAL = ("completed", "cancelled")
 

@@ -15,7 +15,7 @@ from typing import Any, SupportsIndex, overload
 import pytest
 import trio
 import trio.testing
-from conftest import Recorder, results_of
+from conftest import REJECT, Recorder, results_of
 
 from trioexec import (
     CallContext,
@@ -37,11 +37,6 @@ from trioexec import (
 )
 from trioexec.testing import ScriptedTool
 
-REJECT = (
-    "The user doesn't want to proceed with this tool use. The tool use was rejected "
-    "(eg. if it was a file edit, the new_string was NOT written to the file). "
-    "STOP what you are doing and wait for the user to tell you how to proceed."
-)
 NO_SUCH_GHOST = "<tool_use_error>Error: No such tool available: Ghost</tool_use_error>"
 
 READ = ScriptedTool("Read", concurrency_safe=True, interrupt_behavior="cancel")
