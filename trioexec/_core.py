@@ -76,9 +76,24 @@ def describe_tool_use(tool_use: ToolUse) -> str:
     for key in _DESCRIPTION_KEYS:
         value = tool_use.input.get(key)
         if isinstance(value, str) and value:
-            shown = value[:40] + ("…" if len(value) > 40 else "")
-            return f"{tool_use.name}({shown})"
+            return f"{tool_use.name}({_first_40_units(value)})"
     return tool_use.name
+
+
+def _first_40_units(text: str) -> str:
+    """The first 40 UTF-16 code units (as JavaScript counts them), ``…`` if cut.
+
+    A cut through a surrogate pair drops the lone half, so the text stays valid.
+    """
+    if len(text) <= 20:  # at most 40 units whatever the characters
+        return text
+    encoded = text.encode("utf-16-le", "surrogatepass")
+    if len(encoded) <= 80:
+        return text
+    head = encoded[:80]
+    if 0xD8 <= head[-1] <= 0xDB:  # the last unit opens a surrogate pair
+        head = head[:-2]
+    return head.decode("utf-16-le", "surrogatepass") + "…"
 
 
 @attrs.define(eq=False)
