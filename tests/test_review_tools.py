@@ -441,11 +441,6 @@ async def test_command_hook_child_in_its_own_group_outlives_the_hook(tmp_path: P
 # -- hooks ------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="_lifecycle.py calls after_call(... error=failure) without cwd=env.cwd",
-)
 async def test_post_tool_use_failure_hooks_get_the_run_cwd(tmp_path: Path) -> None:
     seen: dict[str, str] = {}
 

@@ -187,7 +187,9 @@ async def run_tool_use(
         )
         on_returned(outcome)
         if guard is not None and guard.hooks.entries:
-            after = await after_call(guard, tool, tool_use, raw_input, response=None, error=failure)
+            after = await after_call(
+                guard, tool, tool_use, raw_input, response=None, error=failure, cwd=env.cwd
+            )
             outcome = _with_post(outcome, after)
         return outcome
     finally:
