@@ -54,6 +54,15 @@ SAFE = [
     "du -sh .",
     "ls \\\n  -la",
     "git log -p -- 'src/*.py'",
+    "git log --oneline --output-indicator-new=+ HEAD",
+    "git grep -in TODO",
+    "git reflog --oneline",
+    "git worktree list",
+    "uniq -c -- in",
+    "xxd -l 16 -- in",
+    "date --date=yesterday +%s",
+    "date --da yesterday +%s",
+    "echo 'a{b,c}'",
 ]
 
 UNSAFE = [
@@ -122,6 +131,34 @@ UNSAFE = [
     "   ",
     "if true; then ls; fi",
     "find . {-delete,}",
+    # unique prefixes of long options that write or run a program
+    "sort --outp=out in.txt",
+    "sort --o out in.txt",
+    "sort -S 1K --compress-prog=sh in.txt",
+    "file --comp -m magic",
+    "date --se=2000-01-01",
+    "date --s 2000-01-01",
+    "rg --pr=sh TODO",
+    "git diff --out=patch.txt",
+    "git log --ext HEAD",
+    "git grep --open='touch x' TODO",
+    "git grep --o=vim TODO",
+    "git grep -iO'touch x' TODO",
+    "git grep -nO vim TODO",
+    # the first argument, not the first operand, selects the subcommand
+    "git stash -- list",
+    "git stash -q list",
+    "git worktree -- list",
+    "git reflog -- expire",
+    # '--' ends the options before operands are counted
+    "uniq -- -f out",
+    "uniq -c -- in out",
+    "xxd -- -r out",
+    "xxd -rev dump bin",
+    # brace expansion is refused, not checked word by word
+    "cat {..,x}/f",
+    "ls {a,b}",
+    "cd {..,x} && ls",
 ]
 
 
@@ -218,6 +255,10 @@ def test_one_unsafe_subcommand_makes_the_whole_command_unsafe(
         ("cd -", False),
         ("cd .. && ls", False),
         ("echo $HOME", False),
+        ("cat {..,x}/outside.txt", False),
+        ("cat {/etc/passwd,x}", False),
+        ("cd {..,} && ls", False),
+        ("cat 'a{b,c}'", True),
     ],
 )
 def test_stays_in_working_directory(command: str, inside: bool) -> None:

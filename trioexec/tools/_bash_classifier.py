@@ -48,6 +48,8 @@ class Word:
 
     text: str
     expands: bool = False
+    braces: bool = attrs.field(default=False, eq=False)
+    """True when an unquoted brace expansion alone could turn the word into other words."""
 
 
 class _Unsafe(Exception):
@@ -78,6 +80,8 @@ def is_read_only_command(command: str) -> bool:
     parts = split_command(command)
     if not parts:
         return False
+    if any(word.braces for words in parts for word in words):
+        return False  # brace expansion could make words (options, ``..``) checked nowhere
     return all(_subcommand_is_read_only(words) for words in parts)
 
 
@@ -96,6 +100,8 @@ def stays_in_working_directory(command: str) -> bool:
     for words in lexer.commands:
         if words and words[0].text == "cd" and (len(words) != 2 or words[1].text[:1] == "-"):
             return False
+    if any(w.braces for words in lexer.commands for w in words):
+        return False  # ``{..,x}/f`` or ``{/etc/passwd,x}`` are checked only after expansion
     arguments = [w.text for words in lexer.commands for w in words[1:]]
     return all(_relative_word(text) for text in [*arguments, *lexer.inputs])
 
@@ -180,13 +186,9 @@ class _Lexer:
         if self.chars is None:
             return
         u = self.unquoted
-        expands = (
-            "*" in u
-            or "?" in u
-            or ("[" in u and "]" in u[u.index("[") + 1 :])
-            or ("{" in u and ("," in u or ".." in u))
-        )
-        self.commands[-1].append(Word("".join(self.chars), expands))
+        braces = "{" in u and ("," in u or ".." in u)
+        expands = braces or "*" in u or "?" in u or ("[" in u and "]" in u[u.index("[") + 1 :])
+        self.commands[-1].append(Word("".join(self.chars), expands, braces))
         self.chars = None
         self.unquoted = ""
 
@@ -307,15 +309,27 @@ def _any_args(args: Sequence[Word]) -> bool:
     return True
 
 
-def _forbid(
-    *, exact: Sequence[str] = (), prefixes: Sequence[str] = (), short: str = ""
-) -> ArgCheck:
-    """Refuse options: ``exact`` words, ``prefixes`` (``--opt=``), letters of ``-abc`` clusters."""
+def _names_long(arg: str, names: Sequence[str]) -> bool:
+    """Whether ``arg`` (``--abc`` or ``--abc=value``) may mean one of the long ``names``.
+
+    ``getopt_long`` and git's parser take any unique prefix of a long option
+    (``--outp=x`` is ``--output=x``), so ``--abc`` names every option that
+    starts with ``abc``.  ``names`` are written without the leading ``--``.
+    """
+    if not arg.startswith("--"):
+        return False
+    given = arg[2:].partition("=")[0]
+    return bool(given) and any(name.startswith(given) for name in names)
+
+
+def _forbid(*, long: Sequence[str] = (), short: str = "") -> ArgCheck:
+    """Refuse options: ``long`` names (``--name``, ``--name=x``, unique prefixes of
+    them) and the letters of ``short`` anywhere in a ``-abc`` cluster."""
 
     def check(args: Sequence[Word]) -> bool:
         for word in args:
             arg = word.text
-            if word.expands or arg in exact or arg.startswith(tuple(prefixes)):
+            if word.expands or _names_long(arg, long):
                 return False
             if short and _is_short_cluster(arg) and any(ch in short for ch in arg[1:]):
                 return False
@@ -329,18 +343,29 @@ def _is_short_cluster(arg: str) -> bool:
 
 
 def _max_operands(limit: int, *, valued: Sequence[str], forbidden: Sequence[str]) -> ArgCheck:
-    """At most ``limit`` operands: ``uniq in out`` and ``xxd in out`` write ``out``."""
+    """At most ``limit`` operands: ``uniq in out`` and ``xxd in out`` write ``out``.
+
+    ``--`` ends the options (``uniq -- -f out`` writes ``out``).  An option
+    starting with one of ``forbidden`` is refused (xxd matches options by
+    prefix: ``-rev`` is ``-r``).  An option not known to take a value counts
+    its value as an operand, which errs towards refusing.
+    """
 
     def check(args: Sequence[Word]) -> bool:
         count = 0
         skip = False
+        options = True
         for word in args:
             arg = word.text
-            if word.expands or arg in forbidden:
+            if word.expands:
                 return False
             if skip:
                 skip = False
-            elif arg.startswith("-") and arg != "-":
+            elif options and arg == "--":
+                options = False
+            elif options and arg.startswith("-") and arg != "-":
+                if arg.startswith(tuple(forbidden)):
+                    return False
                 skip = arg in valued
             else:
                 count += 1
@@ -349,7 +374,8 @@ def _max_operands(limit: int, *, valued: Sequence[str], forbidden: Sequence[str]
     return check
 
 
-_DATE_VALUED = frozenset({"-d", "--date", "-r", "--reference", "-f", "--file"})
+_DATE_VALUED = frozenset({"-d", "-r", "-f"})
+_DATE_VALUED_LONG = ("date", "reference", "file")
 
 
 def _date(args: Sequence[Word]) -> bool:
@@ -357,7 +383,7 @@ def _date(args: Sequence[Word]) -> bool:
     skip = False
     for word in args:
         arg = word.text
-        if word.expands or arg == "--set" or arg.startswith("--set="):
+        if word.expands or _names_long(arg, ("set",)):
             return False
         if skip:
             skip = False
@@ -366,7 +392,7 @@ def _date(args: Sequence[Word]) -> bool:
                 return False
             skip = arg in _DATE_VALUED
         elif arg.startswith("--"):
-            skip = arg in _DATE_VALUED
+            skip = "=" not in arg and _names_long(arg, _DATE_VALUED_LONG)
         elif not arg.startswith("+"):
             return False
     return True
@@ -418,7 +444,8 @@ def _sed(args: Sequence[Word]) -> bool:
 
 
 _GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--no-replace-objects"})
-_GIT_FORBIDDEN = ("--output", "--ext-diff", "--open-files-in-pager", "-O", "--exec")
+_GIT_FORBIDDEN = ("output", "ext-diff", "open-files-in-pager", "exec")
+"""Long options (and so their unique prefixes) that write a file or run a program."""
 _LISTING_FLAGS = ("-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
                   "--points-at")  # fmt: skip
 
@@ -426,13 +453,20 @@ _LISTING_FLAGS = ("-l", "--list", "--contains", "--no-contains", "--merged", "--
 def _git_no_forbidden(args: Sequence[Word]) -> bool:
     for word in args:
         arg = word.text
-        if word.expands:
-            return False
-        if any(arg == opt or arg.startswith(f"{opt}=") for opt in _GIT_FORBIDDEN):
+        if word.expands or _names_long(arg, _GIT_FORBIDDEN):
             return False
         if arg.startswith("-O") and not arg.startswith("--"):
             return False
     return True
+
+
+def _git_grep(args: Sequence[Word]) -> bool:
+    """``git grep``: never ``-O`` (opens the files in a pager program), in a cluster too.
+
+    git's option parser takes ``-iO'cmd'`` as ``-i -O cmd``; a cluster whose
+    ``O`` is really a value (``-eO``) is refused as well, which errs towards asking.
+    """
+    return not any(_is_short_cluster(w.text) and "O" in w.text[1:] for w in args)
 
 
 def _git_listing(write_flags: Sequence[str], write_short: str) -> ArgCheck:
@@ -453,14 +487,20 @@ def _git_listing(write_flags: Sequence[str], write_short: str) -> ArgCheck:
     return check
 
 
-def _git_subcommand_words(*allowed: str) -> ArgCheck:
-    """The first operand must be one of ``allowed`` (empty means none at all is also fine)."""
+def _git_subcommand_words(*allowed: str, options_only: bool = False) -> ArgCheck:
+    """The first argument itself must be one of ``allowed`` (``""``: no argument at all).
+
+    Not the first operand: ``git stash -- list`` is ``git stash push -- list``.
+    With ``options_only``, arguments that are all options (no ``--``, no
+    operand, so no subcommand word) are fine too.
+    """
 
     def check(args: Sequence[Word]) -> bool:
-        operands = [w.text for w in args if not w.text.startswith("-")]
-        if not operands:
+        if not args:
             return "" in allowed
-        return operands[0] in allowed
+        if args[0].text in allowed:
+            return True
+        return options_only and all(w.text.startswith("-") and w.text != "--" for w in args)
 
     return check
 
@@ -495,7 +535,7 @@ _GIT_SUBCOMMANDS: dict[str, ArgCheck] = {
     "cat-file": _any_args,
     "show-ref": _any_args,
     "merge-base": _any_args,
-    "grep": _any_args,
+    "grep": _git_grep,
     "whatchanged": _any_args,
     "name-rev": _any_args,
     "count-objects": _any_args,
@@ -506,7 +546,7 @@ _GIT_SUBCOMMANDS: dict[str, ArgCheck] = {
         or (bool(args) and args[0].text in ("get-url", "show"))
     ),
     "stash": _git_subcommand_words("list", "show"),
-    "reflog": _git_subcommand_words("", "show"),
+    "reflog": _git_subcommand_words("", "show", options_only=True),
     "worktree": _git_subcommand_words("list"),
     "config": _git_config,
 }
@@ -555,20 +595,16 @@ _PLAIN_COMMANDS = (
 _COMMANDS: dict[str, ArgCheck] = {
     **dict.fromkeys(_PLAIN_COMMANDS, _any_args),
     "find": _find,
-    "sort": _forbid(
-        exact=("-o", "--output", "--compress-program"),
-        prefixes=("--output=", "--compress-program="),
-        short="o",
-    ),
+    "sort": _forbid(long=("output", "compress-program"), short="o"),
     "uniq": _max_operands(1, valued=("-f", "-s", "-w"), forbidden=()),
     "xxd": _max_operands(
         1,
         valued=("-c", "-g", "-l", "-o", "-s", "-n", "-cols", "-len", "-seek"),
-        forbidden=("-r", "-revert"),
+        forbidden=("-r",),
     ),
-    "rg": _forbid(exact=("--pre",), prefixes=("--pre=",)),
-    "tree": _forbid(exact=("-o", "-R"), short="oR"),
-    "file": _forbid(exact=("-C", "--compile"), short="C"),
+    "rg": _forbid(long=("pre",)),
+    "tree": _forbid(short="oR"),
+    "file": _forbid(long=("compile",), short="C"),
     "date": _date,
     "sed": _sed,
     "git": _git,
