@@ -147,6 +147,41 @@ async def test_permissions_allow_read_only_commands_in_the_working_directory(
     assert await tool.check_permissions(BashInput("cat ~/.ssh/id_rsa"), ctx) == passthrough
 
 
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [
+        ("cat link/secret.txt", False),
+        ("cat link", False),
+        ("cat filelink", False),
+        ("cat l*/secret.txt", False),
+        ("ls *", False),
+        ("cat < filelink", False),
+        ("grep -ffilelink x", False),
+        ("grep --file=filelink x", False),
+        ("cd sub && cat up", False),
+        ("cd sub && ls", True),
+        ("cat sub/inner.txt", True),
+        ("cat sub/*.txt", True),
+        ("cat sub/inlink", True),
+        ("cat missing.txt", True),
+    ],
+)
+async def test_permissions_follow_symlinks_out_of_the_working_directory(
+    tmp_path: Path, command: str, allowed: bool
+) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET\n")
+    (project / "sub" / "inner.txt").write_text("inner\n")
+    (project / "link").symlink_to(outside)
+    (project / "filelink").symlink_to(outside / "secret.txt")
+    (project / "sub" / "up").symlink_to(outside / "secret.txt")
+    (project / "sub" / "inlink").symlink_to(project / "sub" / "inner.txt")
+    result = await BashTool().check_permissions(BashInput(command), context(project))
+    assert (result == PermissionResult.allow()) is allowed
+
+
 def test_rule_content_is_matched_with_the_bash_rule_syntax(tmp_path: Path) -> None:
     tool = BashTool()
     ctx = context(tmp_path)

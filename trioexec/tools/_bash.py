@@ -9,8 +9,12 @@ is streamed as progress while the command runs.
 
 from __future__ import annotations
 
+import functools
+import glob
+import itertools
 import os
 import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
@@ -18,7 +22,12 @@ import trio
 
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
-from ._bash_classifier import is_read_only_command, stays_in_working_directory
+from ._bash_classifier import (
+    Word,
+    is_read_only_command,
+    path_words,
+    stays_in_working_directory,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -155,11 +164,21 @@ class BashTool(Tool[BashInput]):
     async def check_permissions(self, input: BashInput, ctx: CallContext) -> PermissionResult:  # noqa: A002
         """Read-only commands that stay in the working directory are allowed; others pass.
 
+        "Stay" is checked twice: lexically (no absolute path, no ``..``, no
+        brace expansion), then on disk: every argument, option value, glob
+        match and ``< file`` target, resolved with symlinks followed against
+        the working directory (and every ``cd`` target), must lie inside it.
         "Pass" (passthrough) leaves the decision to the permission chain:
-        rules, mode, then the application (ask).
+        rules, mode, then the application (ask).  The disk check runs in a
+        worker thread; cancellation abandons it.
         """
-        if is_read_only_command(input.command) and stays_in_working_directory(input.command):
-            return PermissionResult.allow()
+        command = input.command
+        if is_read_only_command(command) and stays_in_working_directory(command):
+            inside = await trio.to_thread.run_sync(
+                functools.partial(_resolves_inside, command, Path(ctx.cwd))
+            )
+            if inside:
+                return PermissionResult.allow()
         return PermissionResult.passthrough()
 
     def match_rule_content(self, content: str, input: BashInput, ctx: CallContext) -> bool:  # noqa: A002
@@ -215,6 +234,67 @@ class BashTool(Tool[BashInput]):
         if result.exit_code != 0:
             raise ShellError(result.exit_code, result.stdout, result.stderr)
         return "\n".join(p for p in (result.stdout.rstrip(), result.stderr.rstrip()) if p)
+
+
+_MAX_BASES = 16
+_MAX_GLOB_MATCHES = 1000
+
+
+def _candidates(word: Word) -> list[str]:
+    """What ``word`` may name on disk: itself, an option's ``=value``, a short option's tail."""
+    text = word.text
+    if not text.startswith("-") or text == "-":
+        return [text]
+    found = [text]
+    if "=" in text:
+        found.append(text.partition("=")[2])
+    if not text.startswith("--"):
+        found.extend(text[k:] for k in range(2, len(text)))  # ``-fFILE``, ``-nfFILE``
+    return found
+
+
+def _resolves_inside(command: str, cwd: Path) -> bool:
+    """Whether everything ``command`` names resolves (symlinks followed) inside ``cwd``.
+
+    Each name is tried against the working directory and every directory a
+    ``cd`` may have moved to (a failed ``cd`` leaves the old one).  Unquoted
+    globs are expanded (a bracket expression, or too many matches, means
+    False).  Unsure means False, so the call is asked about.
+    """
+    lexed = path_words(command)
+    if lexed is None:
+        return False
+    commands, inputs = lexed
+    root = Path(os.path.realpath(cwd))
+
+    def inside(path: str) -> bool:
+        return Path(os.path.realpath(path)).is_relative_to(root)
+
+    bases = [str(root)]
+    names: list[tuple[Word, str]] = [(Word(t), t) for t in inputs]
+    for words in commands:
+        names.extend((w, c) for w in words[1:] for c in _candidates(w))
+        if words[0].text == "cd" and len(words) == 2:
+            if words[1].expands:
+                return False  # where a globbed ``cd`` lands is not tracked
+            moved = [os.path.join(base, words[1].text) for base in bases]
+            if not all(inside(base) for base in moved):
+                return False
+            bases.extend(os.path.realpath(base) for base in moved)
+            if len(bases) > _MAX_BASES:
+                return False
+    for base in bases:
+        for word, name in names:
+            if not inside(os.path.join(base, name)):
+                return False
+            if word.expands:
+                if "[" in name:
+                    return False
+                matches = glob.iglob(name, root_dir=base, include_hidden=True)
+                for count, match in enumerate(itertools.islice(matches, _MAX_GLOB_MATCHES + 1)):
+                    if count >= _MAX_GLOB_MATCHES or not inside(os.path.join(base, match)):
+                        return False
+    return True
 
 
 def _duration(ms: int) -> str:

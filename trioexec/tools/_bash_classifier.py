@@ -31,7 +31,13 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-__all__ = ["Word", "is_read_only_command", "split_command", "stays_in_working_directory"]
+__all__ = [
+    "Word",
+    "is_read_only_command",
+    "path_words",
+    "split_command",
+    "stays_in_working_directory",
+]
 
 _WORD_END = frozenset(" \t;&|<>()\n")
 _TARGET_STOP = frozenset(" \t\n;&|<>()$`'\"\\")
@@ -64,6 +70,18 @@ def split_command(command: str) -> list[list[Word]] | None:
     """
     lexer = _lex(command)
     return None if lexer is None else [words for words in lexer.commands if words]
+
+
+def path_words(command: str) -> tuple[list[list[Word]], list[str]] | None:
+    """The simple commands of ``command`` (redirections removed) and its ``< file`` targets.
+
+    None when it is not understood.  For checks that look at what the
+    arguments name on disk (symlinks), after :func:`stays_in_working_directory`.
+    """
+    lexer = _lex(command)
+    if lexer is None:
+        return None
+    return [words for words in lexer.commands if words], list(lexer.inputs)
 
 
 def _lex(command: str) -> _Lexer | None:
