@@ -7,8 +7,10 @@ bounded with ``trio.fail_after``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -411,6 +413,71 @@ async def test_background_processes_left_by_a_finished_hook_are_killed(tmp_path:
     assert verdict.hook_errors == ()
     child = int(pids.read_text())
     assert not alive(child)
+
+
+OWN_GROUP_CHILD = (
+    "import os, sys, time\n"
+    "os.setpgid(0, 0)\n"
+    "with open(sys.argv[1], 'w') as f:\n"
+    "    f.write(str(os.getpid()) + '\\n')\n"
+    "time.sleep(1000)\n"
+)
+"""A child that moves into a process group of its own inside the hook's session (as
+coreutils ``timeout`` does), then writes its pid to the FIFO named by its argument."""
+
+
+def own_group_hook(tmp_path: Path, then: str) -> tuple[str, Path]:
+    """A hook that starts :data:`OWN_GROUP_CHILD` in the background, then runs ``then``
+    (``$1`` there is the FIFO the child writes its pid to)."""
+    ready = tmp_path / "ready"
+    os.mkfifo(ready)
+    (tmp_path / "child.py").write_text(OWN_GROUP_CHILD)
+    body = f'set -- "{ready}"\n"{sys.executable}" "{tmp_path / "child.py"}" "$1" &\n{then}\n'
+    return script(tmp_path, "own-group.sh", body), ready
+
+
+def kill_group(pgid: int) -> None:
+    """Clean up after a failed test."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+async def test_a_finished_hook_ends_a_child_in_its_own_group(tmp_path: Path) -> None:
+    # The hook prints the child's pid once the child has left the hook's group.
+    cmd, _ = own_group_hook(tmp_path, 'cat "$1"')
+    with trio.fail_after(30):
+        run = await run_command(cmd, b"", cwd=tmp_path)
+    child = int(run.stdout)
+    try:
+        assert run.returncode == 0
+        assert not alive(child)
+        assert not group_alive(child)
+    finally:
+        kill_group(child)
+
+
+async def test_cancelling_a_hook_ends_a_child_in_its_own_group(tmp_path: Path) -> None:
+    cmd, ready = own_group_hook(tmp_path, "wait")
+    finished: list[CommandRun] = []
+
+    async def run() -> None:
+        finished.append(await run_command(cmd, b"", cwd=tmp_path))
+
+    child = 0
+    try:
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(run)
+                child = int(await read_fifo_line(ready))
+                assert alive(child)
+                assert group_alive(child)
+                nursery.cancel_scope.cancel(reason="test abort")
+        assert finished == []
+        assert not alive(child)
+        assert not group_alive(child)
+    finally:
+        if child:
+            kill_group(child)
 
 
 # --- the runner itself ------------------------------------------------------------------------

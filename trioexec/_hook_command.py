@@ -1,14 +1,14 @@
 """Command hooks: a shell command, the hook JSON on stdin, its answer on stdout.
 
-Each command runs through ``/bin/sh -c`` in a new session, so it leads its own
-process group and everything it starts can be killed at once (the spawning,
-capture and group kill are :mod:`trioexec._process`'s, shared with the
-``Bash`` tool).  stdout and stderr are captured up to
+Each command runs through ``/bin/sh -c`` in a new session, so everything it
+starts (in its process group or in another group of the session) can be
+killed (the spawning, capture and kill are :mod:`trioexec._process`'s, shared
+with the ``Bash`` tool).  stdout and stderr are captured up to
 :data:`HOOK_OUTPUT_LIMIT` bytes each (the rest is read and dropped, so a
 chatty hook never blocks on a full pipe).  When the hook ends, times out, or
-the caller is cancelled, the whole group gets SIGKILL and the kill is awaited
-(shielded, at most :data:`~trioexec._process.KILL_WAIT` seconds) before
-control returns: no process of a hook outlives its run.
+the caller is cancelled, every group of the session gets SIGKILL and the kill
+is awaited (shielded, at most :data:`~trioexec._process.KILL_WAIT` seconds)
+before control returns: no process of a hook outlives its run.
 
 How the output is read (SPEC §5): stdout starting with ``{`` is JSON and
 decides, whatever the exit code; invalid JSON is a non-blocking error.
@@ -60,18 +60,18 @@ async def run_command(
     env: Mapping[str, str] | None = None,
     limit: int = HOOK_OUTPUT_LIMIT,
 ) -> CommandRun:
-    """Run ``command`` with ``/bin/sh -c`` in its own process group and wait for it.
+    """Run ``command`` with ``/bin/sh -c`` in its own session and wait for it.
 
     ``stdin`` is written to the command's stdin, which is then closed.  Returns
-    when the command has exited; any process it left running in its group is
+    when the command has exited; any process it left running in its session is
     killed then (a hook that must leave something running detaches it with
     ``setsid``).
 
     Raises:
         OSError: the shell could not be started (e.g. ``cwd`` does not exist).
 
-    On cancellation the process group is killed with SIGKILL and reaped before
-    Cancelled propagates.
+    On cancellation every process group of the session is killed with SIGKILL
+    and reaped before Cancelled propagates.
     """
     run = await run_process_group(
         ["/bin/sh", "-c", command],

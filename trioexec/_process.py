@@ -1,18 +1,23 @@
-"""Run a command in its own process group, and make sure the whole group dies.
+"""Run a command in its own session, and make sure everything in it dies.
 
 Both the ``Bash`` tool and command hooks spawn through here.  The child is
 started with ``start_new_session=True``, so it leads a new session and process
-group (``pgid == pid``) that every process it forks joins unless it
-deliberately calls ``setsid`` itself.  Whatever way the run ends (normal exit,
-timeout, cancellation, an exception), the group is terminated before
-:func:`run_process_group` returns or raises: ``SIGTERM`` (plus ``SIGCONT`` so
-stopped members can act on it), a grace period, then ``SIGKILL``; with no grace
-``SIGKILL`` at once.  Once the group has no live member no further signal is
-sent, so a recycled process-group id is never hit.
+group (``sid == pgid == pid``).  Every process it forks stays in that session
+unless it deliberately calls ``setsid`` itself; most stay in the leader's
+group too, but some (coreutils ``timeout``, job-control shells) move into a
+process group of their own inside the session.  Whatever way the run ends
+(normal exit, timeout, cancellation, an exception), every process group of the
+session is terminated before :func:`run_process_group` returns or raises:
+``SIGTERM`` (plus ``SIGCONT`` so stopped members can act on it), a grace
+period, then ``SIGKILL``; with no grace ``SIGKILL`` at once.  Only groups that
+have a live member at that moment are signalled, and once the session has no
+live member no further signal is sent, so a recycled group id is never hit.
 
 "Live" ignores zombies: an orphaned grandchild that has exited is dead even
-if no init process has reaped it yet.  On Linux the group is read from
-``/proc``; elsewhere ``killpg(pgid, 0)`` answers.
+if no init process has reaped it yet.  On Linux the session's groups are read
+from ``/proc`` (field 6 of ``/proc/PID/stat`` is the session id); elsewhere
+only the leader's group is known, and ``killpg(pgid, 0)`` answers whether it
+is alive.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ __all__ = [
     "ProcessResult",
     "Stream",
     "live_group_members",
+    "live_session_groups",
     "run_process_group",
     "terminate_group",
 ]
@@ -47,12 +53,12 @@ Stream: TypeAlias = Literal["stdout", "stderr"]
 DEFAULT_KILL_GRACE = 0.5
 """Seconds between SIGTERM and SIGKILL."""
 KILL_WAIT = 5.0
-"""How long to wait for the group to vanish after SIGKILL before giving up."""
+"""How long to wait for the session to empty after SIGKILL before giving up."""
 DRAIN_WAIT = 1.0
-"""After the group is gone, how long the pipes may take to reach EOF (a member
-that escaped the group with its own ``setsid`` could hold them open)."""
+"""After the session is empty, how long the pipes may take to reach EOF (a
+process that left the session with its own ``setsid`` could hold them open)."""
 POLL_INTERVAL = 0.01
-"""Longest pause between two looks at the group while waiting for it to die
+"""Longest pause between two looks at the session while waiting for it to empty
 (the first looks come sooner: a killed group usually vanishes in a millisecond)."""
 _READ_SIZE = 65536
 
@@ -124,8 +130,8 @@ async def run_process_group(
     """Run ``argv`` in a new process group and collect its output.
 
     Returns once the leader has exited (or the deadline passed) and nothing
-    is left alive in its group: members the leader left running are
-    terminated then.
+    is left alive in its session: processes the leader left running, in its
+    group or in another group of the session, are terminated then.
 
     Args:
         argv: the program and its arguments.
@@ -133,7 +139,7 @@ async def run_process_group(
         env: the child's environment (None: inherit).
         stdin: bytes written to the child's stdin, which is then closed (a
             child that exits without reading them is fine); None: ``/dev/null``.
-        deadline: the trio clock time at which the group is terminated and
+        deadline: the trio clock time at which the session is terminated and
             the result marked ``timed_out``, its output kept (a per-call
             limit that, unlike an enclosing ``fail_after``, still returns).
         on_start: called with the pid (= process group id) once it runs.
@@ -146,9 +152,9 @@ async def run_process_group(
             read, so a chatty child never blocks on a full pipe.
         kill_grace: seconds between SIGTERM and SIGKILL; 0 sends SIGKILL at once.
 
-    Cancellation: the whole group is terminated as above (SIGTERM, then
-    SIGKILL after ``kill_grace``); this cleanup is shielded, so when
-    ``Cancelled`` propagates no member of the group is alive any more.
+    Cancellation: every group of the session is terminated as above
+    (SIGTERM, then SIGKILL after ``kill_grace``); this cleanup is shielded, so
+    when ``Cancelled`` propagates no process of the session is alive any more.
 
     Raises:
         OSError: the program could not be started.
@@ -179,7 +185,7 @@ async def run_process_group(
             with trio.move_on_at(deadline) as limit:
                 await process.wait()
             timed_out = limit.cancelled_caught
-            # The leader is gone (or timed out): end what is left of its group,
+            # The leader is gone (or timed out): end what is left of its session,
             # so that background children release the pipes.
             await terminate_group(process, kill_grace=kill_grace)
             nursery.cancel_scope.deadline = trio.current_time() + DRAIN_WAIT
@@ -239,39 +245,46 @@ def _exit_code(returncode: int | None) -> int:
 
 
 async def terminate_group(process: trio.Process, *, kill_grace: float = DEFAULT_KILL_GRACE) -> None:
-    """End every process of ``process``'s group: SIGTERM, grace, SIGKILL.
+    """End every process of ``process``'s session: SIGTERM, grace, SIGKILL.
 
-    With ``kill_grace <= 0`` the group gets SIGKILL straight away.  Returns at
-    once when no member is alive (no signal is sent then), otherwise when the
-    group is empty or :data:`KILL_WAIT` seconds after SIGKILL.  The leader is
-    reaped along the way.  Not shielded: callers that must finish it under
-    cancellation shield it themselves.
+    Each live process group of the session (the leader's own and any a
+    descendant moved into with ``setpgid``) gets the signals; on platforms
+    without ``/proc`` only the leader's group.  With ``kill_grace <= 0`` the
+    groups get SIGKILL straight away.  Returns at once when nothing is alive
+    (no signal is sent then), otherwise when the session is empty or
+    :data:`KILL_WAIT` seconds after SIGKILL; groups that show up while it
+    waits get SIGKILL too.  The leader is reaped along the way.  Not shielded:
+    callers that must finish it under cancellation shield it themselves.
     """
-    pgid = process.pid
-    if not await _group_alive(process):
+    groups = await _live_groups(process)
+    if not groups:
         return
     if kill_grace > 0:
-        _signal_group(pgid, signal.SIGTERM)
-        _signal_group(pgid, signal.SIGCONT)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGTERM)
+            _signal_group(pgid, signal.SIGCONT)
         with trio.move_on_after(kill_grace):
-            await _wait_group_gone(process)
+            await _wait_session_gone(process)
             return
-    _signal_group(pgid, signal.SIGKILL)
     with trio.move_on_after(KILL_WAIT):
-        await _wait_group_gone(process)
+        await _wait_session_gone(process, kill=True)
 
 
-async def _wait_group_gone(process: trio.Process) -> None:
-    # There is no event for a group's end: poll, quickly at first.
+async def _wait_session_gone(process: trio.Process, *, kill: bool = False) -> None:
+    """Poll until no process of the session is alive, quickly at first (there
+    is no event for that); with ``kill``, SIGKILL every live group each time."""
     delay = 0.001
-    while await _group_alive(process):
+    while groups := await _live_groups(process):
+        if kill:
+            for pgid in groups:
+                _signal_group(pgid, signal.SIGKILL)
         await trio.sleep(delay)
         delay = min(delay * 2, POLL_INTERVAL)
 
 
-async def _group_alive(process: trio.Process) -> bool:
+async def _live_groups(process: trio.Process) -> list[int]:
     process.poll()  # reap the leader if it has exited, so it is not counted as a zombie
-    return bool(await trio.to_thread.run_sync(live_group_members, process.pid))
+    return await trio.to_thread.run_sync(live_session_groups, process.pid)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -279,21 +292,43 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
+def live_session_groups(sid: int) -> list[int]:
+    """The ids of the process groups that have a live (not zombie) member in
+    session ``sid`` (the leader's own group, ``sid``, first when alive).
+
+    Without ``/proc`` the session cannot be listed: the answer is then
+    ``[sid]`` when the group ``sid`` is alive, else ``[]``.
+    """
+    if not _has_proc():
+        return [sid] if _killpg_alive(sid) else []
+    groups = {pgid for _, pgid, session in _proc_live_processes() if session == sid}
+    return sorted(groups, key=lambda pgid: (pgid != sid, pgid))
+
+
 def live_group_members(pgid: int) -> list[int]:
     """The pids of the live (not zombie) processes whose process group is ``pgid``."""
-    if sys.platform.startswith("linux") and os.path.isdir("/proc"):
-        return _proc_group_members(pgid)
+    if _has_proc():
+        return [pid for pid, group, _ in _proc_live_processes() if group == pgid]
+    return [pgid] if _killpg_alive(pgid) else []
+
+
+def _has_proc() -> bool:
+    return sys.platform.startswith("linux") and os.path.isdir("/proc")
+
+
+def _killpg_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
-        return []
+        return False
     except PermissionError:
         pass
-    return [pgid]
+    return True
 
 
-def _proc_group_members(pgid: int) -> list[int]:
-    members: list[int] = []
+def _proc_live_processes() -> list[tuple[int, int, int]]:
+    """``(pid, pgid, sid)`` of every live (not zombie) process in ``/proc``."""
+    found: list[tuple[int, int, int]] = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -302,7 +337,8 @@ def _proc_group_members(pgid: int) -> list[int]:
                 stat = stat_file.read()
         except OSError:
             continue
+        # After "(comm)": state, ppid, pgrp, session, ...
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            members.append(int(name))
-    return members
+        if len(fields) > 3 and fields[0] not in (b"Z", b"X"):
+            found.append((int(name), int(fields[2]), int(fields[3])))
+    return found

@@ -8,8 +8,11 @@ gone: it has exited and only waits to be reaped by init.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -17,6 +20,7 @@ import pytest
 import trio
 
 from trioexec import CallContext, ToolUse
+from trioexec._process import live_session_groups
 from trioexec.tools import BashInput, BashProgress, BashTool, ShellTimeoutError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -171,3 +175,79 @@ async def test_output_streams_as_progress_while_the_command_runs(tmp_path: Path)
         assert live_members(pid)
         running.scope.cancel(reason="test over")
     assert live_members(pid) == []
+
+
+def own_group_child(*, ignore_term: bool = False) -> str:
+    """A command that starts a Python child which moves into a process group of its
+    own (``setpgid(0, 0)``, as coreutils ``timeout`` does), stays in the session,
+    writes its pid to the FIFO ``started`` once it has moved, then sleeps."""
+    code = "import os, signal, time\n"
+    if ignore_term:
+        code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code += (
+        "os.setpgid(0, 0)\n"
+        "with open('started', 'w') as f:\n"
+        "    f.write(str(os.getpid()) + '\\n')\n"
+        "time.sleep(60)\n"
+    )
+    return f"mkfifo started; {shlex.quote(sys.executable)} -c {shlex.quote(code)} & cat started"
+
+
+def kill_group(pid: int) -> None:
+    """Clean up after a failed test: the child's own group."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def test_a_finished_command_ends_a_child_in_its_own_group(tmp_path: Path) -> None:
+    progress: list[BashProgress] = []
+    with trio.fail_after(30):
+        output = await BashTool().call(
+            BashInput(own_group_child()), context(tmp_path), progress.append
+        )
+    child = int(output.split()[0])
+    try:
+        state = proc_state(child)
+        assert state is None or state[0] in ("Z", "X")
+        assert live_members(child) == []
+        assert live_members(progress[0].pid) == []
+    finally:
+        kill_group(child)
+
+
+async def test_cancelling_ends_every_group_of_the_session(tmp_path: Path) -> None:
+    command = own_group_child(ignore_term=True) + "; sleep 60"
+    running = Running(BashTool(kill_grace=0.2), command, tmp_path)
+    child = 0
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(running.run)
+            with trio.fail_after(30):
+                pgid = await running.started()
+                await running.wait_for_output("\n")
+            child = int(running.output.split()[0])
+            state = proc_state(child)
+            assert state is not None
+            assert state[1] == child  # a group of its own
+            assert live_session_groups(pgid) == [pgid, child]
+            # The child ignores SIGTERM: only the SIGKILL after the grace ends it.
+            await running.cancel("abort", within=10)
+            assert not is_alive(child)
+            assert live_members(child) == []
+            assert live_session_groups(pgid) == []
+    finally:
+        if child:
+            kill_group(child)
+
+
+async def test_a_timeout_ends_a_child_in_its_own_group(tmp_path: Path) -> None:
+    progress: list[BashProgress] = []
+    command = own_group_child() + "; sleep 60"
+    with trio.fail_after(30), pytest.raises(ShellTimeoutError) as caught:
+        await BashTool().call(BashInput(command, timeout=1000), context(tmp_path), progress.append)
+    child = int(caught.value.stdout.split()[0])
+    try:
+        assert not is_alive(child)
+        assert live_session_groups(progress[0].pid) == []
+    finally:
+        kill_group(child)
