@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tool_harness import validate_and_call
+from tool_harness import tool_context, validate_and_call
 
 from trioexec.tools import GlobInput, GlobTool
 from trioexec.tools._glob import MAX_RESULTS, TRUNCATED_NOTE
@@ -89,6 +89,38 @@ async def test_the_root_cannot_be_left(tree: Path) -> None:
     assert message in await glob(root, "../*.py", root=root)
     assert message in await glob(root, f"{tree}/*.py", root=root)
     assert await glob(root, "**/*.py", root=root) == "deep/d.py\nc.py"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "allowed"),
+    [
+        ("**/*.py", None, True),
+        ("src/*.py", None, True),
+        ("{src,a}/*", None, True),
+        ("src/../*", None, True),
+        ("../*", None, False),
+        ("src/../../*", None, False),
+        ("{src,..}/*", None, False),
+        ("OUTSIDE/*", None, False),
+        ("/*", None, False),
+        ("~/*", None, False),
+        ("link/*", None, False),
+        ("*", "..", False),
+        ("src/*", "/nonexistent-dir", False),
+    ],
+)
+async def test_permission_follows_the_base_the_pattern_moves_to(
+    tree: Path, pattern: str, path: str | None, allowed: bool
+) -> None:
+    project = tree / "src"
+    outside = tree.parent / f"{tree.name}-outside"
+    outside.mkdir()
+    (project / "src").mkdir()
+    (project / "link").symlink_to(outside)
+    glob_input = GlobInput(pattern.replace("OUTSIDE", str(outside)), path)
+    tool = GlobTool()
+    result = await tool.check_permissions(glob_input, tool_context(tool, project))
+    assert (result.behavior == "allow") is allowed
 
 
 def test_glob_translation() -> None:

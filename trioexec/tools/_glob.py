@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._tool import PermissionResult
 from ._base import FileToolError, PathTool
 from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic, walk_files
-from ._paths import OutsideRootError, display_path, resolve_sync
+from ._paths import OutsideRootError, display_path, resolve_path, resolve_sync
 
 if TYPE_CHECKING:
     from .._tool import CallContext, ProgressSender
@@ -74,6 +75,26 @@ class GlobTool(PathTool[GlobInput]):
         except FileToolError as exc:
             return str(exc)
         return None
+
+    async def check_permissions(self, input: GlobInput, ctx: CallContext) -> PermissionResult:  # noqa: A002
+        """Allowed only when every directory searched lies inside the working directory.
+
+        Besides ``path``, the pattern's literal leading parts move the search
+        (``../*``, ``/etc/*``, ``~/*``, one per brace alternative); those bases
+        are resolved with symlinks followed.  An unusable pattern or path
+        passes through (the permission chain decides).
+        """
+        result = await super().check_permissions(input, ctx)
+        if result.behavior != "allow":
+            return result
+        try:
+            searches, _ = await self._plan(input, ctx)
+        except FileToolError:
+            return PermissionResult.passthrough()
+        cwd = await resolve_path(".", cwd=ctx.cwd, root=None)
+        if all(search.base.is_relative_to(cwd) for search in searches):
+            return result
+        return PermissionResult.passthrough()
 
     async def call(
         self,
