@@ -97,6 +97,25 @@ async def test_crlf_files_keep_their_line_ends(tmp_path: Path) -> None:
     assert (tmp_path / "w.txt").read_bytes() == b"1\r\n2\r\nthree\r\n"
 
 
+async def test_lines_inserted_into_a_crlf_file_get_crlf(tmp_path: Path) -> None:
+    # old_string has no line end, so it is found as it is; new_string's LFs still convert.
+    (tmp_path / "w.txt").write_bytes(b"one\r\ntwo\r\n")
+    await edit(tmp_path, EditInput("w.txt", "two", "two\nthree\r\nfour"))
+    assert (tmp_path / "w.txt").read_bytes() == b"one\r\ntwo\r\nthree\r\nfour\r\n"
+
+
+def test_crlf_conversion_in_apply_edit() -> None:
+    def applied(text: str, old: str, new: str) -> str:
+        return apply_edit(text, old, new, replace_all=False, shown="f").text
+
+    assert applied("a\r\nb\r\n", "a", "a\nx") == "a\r\nx\r\nb\r\n"
+    assert applied("a\r\nb\r\n", "a\r\nb", "b\na") == "b\r\na\r\n"
+    assert applied("a\nb\n", "a", "a\nx") == "a\nx\nb\n"  # an LF file stays LF
+    # Once converted, an edit that only changes line ends to LF changes nothing.
+    with pytest.raises(FileToolError, match="No changes to make"):
+        applied("a\r\nb\r\n", "a\r\nb", "a\nb")
+
+
 async def test_paths_outside_the_root_are_refused(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()

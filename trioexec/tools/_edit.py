@@ -60,8 +60,9 @@ def apply_edit(
 
     ``old`` must occur exactly once unless ``replace_all``.  An empty ``old``
     creates a file that does not exist (or fills an empty one).  When the file
-    uses CRLF line ends and ``old`` (written with LF) is only found with CRLF,
-    both strings are converted, so the file keeps its line ends.
+    uses CRLF line ends, the bare LFs of ``new`` become CRLF, so inserted
+    lines keep the file's line ends; ``old`` (written with LF) is converted
+    too when it is only found with CRLF.
 
     Raises:
         FileToolError: the edit cannot be applied; the message says why.
@@ -77,11 +78,15 @@ def apply_edit(
             return EditOutcome(new, 0)
         raise FileToolError("Cannot create new file - file already exists.")
     count = text.count(old)
-    if count == 0 and "\r\n" in text and "\n" in old:
-        crlf_old = _crlf(old)
-        count = text.count(crlf_old)
-        if count:
-            old, new = crlf_old, _crlf(new)
+    if "\r\n" in text:
+        if count == 0 and "\n" in old:
+            crlf_old = _crlf(old)
+            count = text.count(crlf_old)
+            if count:
+                old = crlf_old
+        new = _crlf(new)
+        if count and old == new:
+            raise FileToolError(NO_CHANGE)
     if count == 0:
         raise FileToolError(f"String to replace not found in file.\nString: {old}")
     if count > 1 and not replace_all:
