@@ -258,3 +258,107 @@ def test_match_path_rule_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     assert match_path_rule("~/.ssh/**", tmp_path / ".ssh" / "id_ed25519", cwd=CWD)
     assert match_path_rule("~/.ssh/**", "~/.ssh/config", cwd=CWD)
     assert not match_path_rule("~/.ssh/**", "/proj/.ssh/config", cwd=CWD)
+
+
+# --- comments, $'...' quotes and here-docs ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "parts"),
+    [
+        ("cat x #'\ntouch pwned #'", ("cat x", "touch pwned")),
+        ("cat x # a; b\nls", ("cat x", "ls")),
+        ("echo a#b; ls", ("echo a#b", "ls")),
+        ("echo ${#x}; ls", ("echo ${#x}", "ls")),
+        ("cat $'\\'' x; touch pwned #'", ("cat $'\\'' x", "touch pwned")),
+        ("echo $'a;b' ; ls", ("echo $'a;b'", "ls")),
+        ("cat <<EOF\nx; y\nEOF\nls", ("cat <<EOF", "ls")),
+        ("cat <<-'E' | wc\n\tbody\n\tE\nls", ("cat <<-'E'", "wc", "ls")),
+        ("cat <<<'a;b'; ls", ("cat <<<'a;b'", "ls")),
+    ],
+)
+def test_split_knows_comments_ansi_c_quotes_and_here_docs(
+    command: str, parts: tuple[str, ...]
+) -> None:
+    assert split_bash_command(command) == parts
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat x #'\ntouch pwned #'",
+        "cat $'\\'' x; touch pwned #'",
+        "cat <<EOF\ncat '\nEOF\ntouch pwned #'",
+        "cat <<EOF\nhello\nEOF",
+        "cat <<-EOF\n\thello\n\tEOF",
+    ],
+)
+def test_prefix_allow_rule_never_covers_a_hidden_command_or_a_here_doc(command: str) -> None:
+    assert not match_bash_rule("cat:*", command)
+    assert not match_bash_rule("cat *", command)
+
+
+def test_exact_rule_still_covers_a_here_doc_written_exactly() -> None:
+    command = "cat <<EOF\nhello\nEOF"
+    assert match_bash_rule(command, command)
+
+
+def test_comment_does_not_stop_an_allow_rule() -> None:
+    assert match_bash_rule("ls:*", "ls -la # list")
+
+
+# --- deny rules: quote removal and wrappers with options ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "'rm' -f victim",
+        '"rm" -f victim',
+        "\\rm -f victim",
+        "r''m -f victim",
+        "nice rm x",
+        "nice -n 5 rm x",
+        "nice -5 rm x",
+        "nice --adjustment=3 rm x",
+        "env -i rm x",
+        "env -u HOME A=1 rm x",
+        "env - rm x",
+        "timeout 5 rm x",
+        "timeout -s KILL 5 rm x",
+        "timeout --signal=KILL -k 2 5 rm x",
+        "command -p rm x",
+        "sudo -u root rm x",
+        "sudo -E -- rm x",
+        "stdbuf -oL rm x",
+        "nohup nice -n 1 env -i rm x",
+        "xargs -0 -n 1 rm",
+        "time -p rm x",
+        "exec -a name rm x",
+        "/bin/rm x",
+        "X=1 >out rm x",
+        "2>/dev/null rm x",
+        "bash -c 'rm x'",
+        "eval 'rm x'",
+        "$CMD x",
+        "`echo rm` x",
+        "timeout --unknown-option 5 rm x",
+        "ls && (rm x)",
+        "cat <<EOF\n$(rm x)\nEOF",
+        "cat <<EOF\n'\nEOF\nrm x #'",
+    ],
+)
+def test_deny_rule_sees_through_quotes_and_wrappers(command: str) -> None:
+    assert match_bash_rule("rm:*", command, behavior="deny")
+    assert match_bash_rule("rm:*", command, behavior="ask")
+    assert not match_bash_rule("rm:*", command)
+
+
+@pytest.mark.parametrize("command", ["ls; echo rm", "grep rm file", "timeout 5 echo rm"])
+def test_deny_rule_does_not_match_rm_as_an_argument(command: str) -> None:
+    assert not match_bash_rule("rm:*", command, behavior="deny")
+
+
+def test_deny_rule_reads_every_line_of_a_command_with_a_here_doc() -> None:
+    """A here-doc body is read as commands too: fail closed if the body was misjudged."""
+    assert match_bash_rule("rm:*", "cat <<'EOF'\nrm\nEOF", behavior="deny")

@@ -119,35 +119,63 @@ class _Subcommand:
     text: str
     opaque: bool
     """True when the text runs code a pattern cannot see: ``$(...)``, backticks,
-    ``<(...)`` / ``>(...)``, or an unterminated quote."""
+    ``<(...)`` / ``>(...)``, a here-doc, or an unterminated quote."""
+    heredocs: tuple[str, ...] = ()
+    """The bodies of the here-docs the command reads (their ``$(...)`` still run)."""
 
 
 def split_bash_command(command: str) -> tuple[str, ...]:
     """Split a shell command line into its simple commands.
 
     Splits on ``&&``, ``||``, ``;``, ``|``, ``|&``, a background ``&`` and
-    newlines, but never inside single or double quotes or after a backslash;
-    ``2>&1`` and ``&>`` are redirections, not separators.  Empty pieces are
-    dropped and each piece is stripped.
+    newlines, but never inside single, double or ``$'...'`` quotes or after a
+    backslash; ``2>&1`` and ``&>`` are redirections, not separators.  An
+    unquoted ``#`` starting a word starts a comment (dropped, up to the end of
+    the line); here-doc bodies (``<<EOF`` ... ``EOF``) are not commands and are
+    left out.  Empty pieces are dropped and each piece is stripped.
     """
     return tuple(sub.text for sub in _split(command))
+
+
+_WORD_BREAK = frozenset(" \t\n;&|()<>")
+_HEREDOC_WORD = re.compile(r"""(?:[^\s;&|()<>'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")+""", re.DOTALL)
 
 
 @functools.lru_cache(maxsize=1024)
 def _split(command: str) -> tuple[_Subcommand, ...]:
     pieces: list[_Subcommand] = []
     current: list[str] = []
+    bodies: list[str] = []
+    pending: list[tuple[str, bool]] = []  # here-doc delimiters waiting for their line
     opaque = False
-    quote: str | None = None
+    quote: str | None = None  # "'", '"' or "$'" (ANSI-C)
     i, n = 0, len(command)
 
     def cut() -> None:
         nonlocal opaque
         text = "".join(current).strip()
         if text:
-            pieces.append(_Subcommand(text, opaque))
+            pieces.append(_Subcommand(text, opaque, tuple(bodies)))
         current.clear()
+        bodies.clear()
         opaque = False
+
+    def read_bodies(start: int) -> int:
+        """Skip the pending here-doc bodies starting at ``start``; where the next line is."""
+        pos = start
+        for delimiter, strip_tabs in pending:
+            body: list[str] = []
+            while pos < n:
+                end = command.find("\n", pos)
+                end = n if end < 0 else end
+                line = command[pos:end]
+                pos = end + 1
+                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                    break
+                body.append(line)
+            bodies.append("\n".join(body))
+        pending.clear()
+        return min(pos, n)
 
     while i < n:
         c = command[i]
@@ -156,6 +184,12 @@ def _split(command: str) -> tuple[_Subcommand, ...]:
             current.append(c)
             quote = None if c == "'" else quote
             i += 1
+            continue
+        if quote == "$'":
+            current.append(command[i : i + 2] if c == "\\" else c)
+            if c == "'":
+                quote = None
+            i += 2 if c == "\\" else 1
             continue
         if c == "\\":
             if nxt == "\n" and quote is None:  # line continuation
@@ -173,20 +207,43 @@ def _split(command: str) -> tuple[_Subcommand, ...]:
             i += 1
             continue
         # Unquoted.
+        prev = command[i - 1] if i > 0 else ""
+        if c == "$" and nxt == "'":
+            quote = "$'"
+            current.append("$'")
+            i += 2
+            continue
         if c in "'\"":
             quote = c
+        elif c == "#" and (i == 0 or prev in _WORD_BREAK):
+            end = command.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif c == "<" and nxt == "<" and command[i + 2 : i + 3] != "<":
+            strip_tabs = command[i + 2 : i + 3] == "-"
+            start = i + (3 if strip_tabs else 2)
+            while start < n and command[start] in " \t":
+                start += 1
+            word = _HEREDOC_WORD.match(command, start)
+            raw = word.group() if word else ""
+            pending.append((_unquote_word(raw), strip_tabs))
+            opaque = True
+            current.append(command[i : start + len(raw)])
+            i = start + len(raw)
+            continue
         elif (c == "$" and nxt == "(") or c == "`" or (c in "<>" and nxt == "("):
             opaque = True
         elif c == "\n" or c == ";":
-            cut()
             i += 1
+            if c == "\n" and pending:
+                i = read_bodies(i)
+            cut()
             continue
         elif c == "|":
             cut()
             i += 2 if nxt in "|&" else 1
             continue
         elif c == "&":
-            prev = command[i - 1] if i > 0 else ""
             if nxt == "&":
                 cut()
                 i += 2
@@ -199,8 +256,38 @@ def _split(command: str) -> tuple[_Subcommand, ...]:
         i += 1
     if quote is not None:
         opaque = True
+    if pending:  # a here-doc whose line never ended: it reads nothing
+        opaque = True
     cut()
     return tuple(pieces)
+
+
+def _unquote_word(word: str) -> str:
+    """One shell word with quotes and backslashes removed (no expansion)."""
+    out: list[str] = []
+    i, n = 0, len(word)
+    while i < n:
+        c = word[i]
+        if c == "\\":
+            out.append(word[i + 1 : i + 2])
+            i += 2
+        elif c == "'":
+            end = word.find("'", i + 1)
+            end = n if end < 0 else end
+            out.append(word[i + 1 : end])
+            i = end + 1
+        elif c == '"':
+            i += 1
+            while i < n and word[i] != '"':
+                if word[i] == "\\" and i + 1 < n and word[i + 1] in '"\\$`\n':
+                    i += 1
+                out.append(word[i])
+                i += 1
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 RuleBehavior: TypeAlias = Literal["allow", "ask", "deny"]
@@ -239,13 +326,18 @@ def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior | None
     (:func:`split_bash_command`) and every subcommand must be covered on its
     own, so ``npm run test && rm -rf /`` is not covered by ``npm run test:*``;
     a subcommand containing a command substitution (``$(...)``, backticks,
-    ``<(...)``) is never covered by a prefix or wildcard rule.
+    ``<(...)``) or a here-doc is never covered by a prefix or wildcard rule.
 
     For a deny or ask rule one part is enough: any subcommand, any command
-    inside a substitution, each also with leading environment assignments,
-    grouping (``(``, ``{``), shell keywords (``then``, ``do``...) and common
-    wrappers (``sudo``, ``env``, ``nohup``, ``nice``, ``timeout N``...)
-    removed.  So ``Bash(rm:*)`` in ``deny`` catches ``ls && sudo rm -rf /``.
+    inside a substitution or an unquoted here-doc, each also with quotes and
+    backslashes removed and leading environment assignments, redirections,
+    grouping (``(``, ``{``), shell keywords (``then``, ``do``...) and wrapper
+    commands with their options (``sudo -u x``, ``env -i A=1``, ``nice -n 5``,
+    ``timeout -s KILL 5``, ``command -p``, ``xargs``, ``sh -c``, ``eval``...)
+    removed.  So ``Bash(rm:*)`` in ``deny`` catches ``ls && sudo rm -rf /`` and
+    ``'rm' x``.  It fails closed: a wrapper option it does not know makes every
+    later word a possible command, and a command name the shell computes
+    (``$CMD``, a glob) matches every deny and ask rule.
 
     ``behavior`` defaults to the one set by :func:`matching_rules` ("allow"
     outside it).
@@ -255,7 +347,7 @@ def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior | None
         return True
     matcher = _bash_matcher(content)
     if (behavior or _matching.get()) != "allow":
-        return any(matcher(part) for part in _deny_parts(command))
+        return any(part == _UNSURE or matcher(part) for part in _deny_parts(command))
     subcommands = _split(command)
     if not subcommands:
         return False
@@ -274,14 +366,34 @@ _PREFIXES = re.compile(
 )
 
 
+_UNSURE = "\0"
+"""A deny part that every deny or ask rule matches: the command cannot be read safely."""
+
+
 @functools.lru_cache(maxsize=1024)
 def _deny_parts(command: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_parts_to_deny(command)))
 
 
 def _parts_to_deny(command: str, depth: int = 0) -> Iterator[str]:
-    """Every simple command a deny rule should see, with wrappers peeled off."""
-    for sub in _split(command):
+    """Every simple command a deny rule should see, with wrappers peeled off.
+
+    Each subcommand is seen as written, then (quotes and backslashes removed)
+    with leading assignments, redirections, keywords and wrapper commands with
+    their options removed.  What cannot be read with confidence (an unknown
+    wrapper option, a command name made by an expansion) yields ``_UNSURE``.
+    """
+    if depth > 8:
+        yield _UNSURE
+        return
+    subs = _split(command)
+    if any(sub.heredocs or sub.opaque for sub in subs) and "<<" in command:
+        # A here-doc changes how the following lines are read; also read every
+        # line on its own, so a misjudged body cannot hide a command.
+        for line in command.split("\n"):
+            if line != command:
+                yield from _parts_to_deny(line, depth + 1)
+    for sub in subs:
         text = sub.text
         yield text
         while match := _PREFIXES.match(text):
@@ -292,16 +404,260 @@ def _parts_to_deny(command: str, depth: int = 0) -> Iterator[str]:
         trimmed = text.rstrip(")} \t")
         if trimmed != text:
             yield trimmed
-        if sub.opaque and depth < 8:
+        yield from _word_parts(sub.text, depth)
+        if sub.opaque:
             for body in _substitution_bodies(sub.text):
+                yield from _parts_to_deny(body, depth + 1)
+        for heredoc in sub.heredocs:
+            for body in _substitution_bodies(heredoc, in_double=True):
                 yield from _parts_to_deny(body, depth + 1)
 
 
-def _substitution_bodies(text: str) -> list[str]:
-    """The insides of ``$(...)``, ``<(...)``, ``>(...)`` and backticks (not in single quotes)."""
+_KEYWORDS = frozenset(
+    [
+        "!",
+        "{",
+        "}",
+        "(",
+        ")",
+        "then",
+        "do",
+        "else",
+        "elif",
+        "if",
+        "while",
+        "until",
+        "coproc",
+    ]
+)
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_REDIRECTION = re.compile(r"[0-9]*(?:[<>]{1,2}|&>>?|>&|<&|<>|>\|)")
+_SHELLS = frozenset(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"])
+
+
+@attrs.frozen
+class _Options:
+    """How a wrapper command reads its options before the command it runs."""
+
+    short_flags: str = ""
+    short_args: str = ""
+    long_flags: frozenset[str] = frozenset()
+    long_args: frozenset[str] = frozenset()
+    operands: int = 0
+    """Words after the options before the command (``timeout``'s duration)."""
+    assignments: bool = False
+    """``NAME=VALUE`` words may follow the options (``env``, ``sudo``)."""
+    numeric: bool = False
+    """``-N`` is an option (``nice -5``)."""
+
+
+def _opts(
+    short_flags: str = "",
+    short_args: str = "",
+    long_flags: str = "",
+    long_args: str = "",
+    **kwargs: bool | int,
+) -> _Options:
+    return _Options(
+        short_flags,
+        short_args,
+        frozenset(long_flags.split()),
+        frozenset(long_args.split()),
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+_WRAPPERS: dict[str, _Options] = {
+    "nice": _opts("", "n", "", "adjustment", numeric=True),
+    "env": _opts(
+        "iv0",
+        "uCP",
+        "ignore-environment null debug",
+        "unset chdir",
+        assignments=True,
+    ),
+    "timeout": _opts(
+        "v", "sk", "preserve-status foreground verbose", "signal kill-after", operands=1
+    ),
+    "command": _opts("pvV"),
+    "exec": _opts("cl", "a"),
+    "sudo": _opts(
+        "AbEHiKklnPSsVv",
+        "ugCDhprtTUR",
+        "askpass background preserve-env set-home login remove-timestamp reset-timestamp "
+        "list non-interactive preserve-groups stdin shell validate",
+        "user group close-from chdir host prompt role type command-timeout other-user chroot",
+        assignments=True,
+    ),
+    "doas": _opts("ns", "uC"),
+    "stdbuf": _opts("", "ioe", "", "input output error"),
+    "nohup": _opts(),
+    "setsid": _opts("cfw", "", "ctty fork wait"),
+    "time": _opts("pavq", "fo", "portability append verbose quiet", "format output"),
+    "ionice": _opts("tu", "cnp", "ignore", "class classdata pid"),
+    "chrt": _opts("abdefiormpRv", "TPD"),
+    "taskset": _opts("acp", "", "all-tasks cpu-list pid"),
+    "xargs": _opts(
+        "0prtxeil",
+        "adEILnPs",
+        "null interactive no-run-if-empty verbose exit open-tty",
+        "arg-file delimiter max-lines max-args max-procs max-chars replace eof",
+    ),
+    "builtin": _opts(),
+    "caffeinate": _opts("dimsu", "tw"),
+    "unbuffer": _opts(),
+}
+
+
+def _word_parts(text: str, depth: int) -> Iterator[str]:
+    """The subcommand's words, quotes removed, from its command word on, wrappers peeled."""
+    words = _shell_words(text)
+    if words is None:
+        return
+    queue: list[list[str]] = [words]
+    seen = 0
+    while queue and seen < 64:
+        seen += 1
+        words = queue.pop()
+        while words and (
+            words[0] in _KEYWORDS or _ASSIGNMENT.match(words[0]) or _REDIRECTION.fullmatch(words[0])
+        ):
+            skip = 2 if _REDIRECTION.fullmatch(words[0]) else 1
+            words = words[skip:]
+        if not words:
+            continue
+        if _REDIRECTION.match(words[0]):  # `>out rm x`: the redirection and its target
+            words = words[1:]
+            queue.append(words)
+            continue
+        name = words[0]
+        yield " ".join(words)
+        base = name.rsplit("/", 1)[-1]
+        if base != name and base:
+            yield " ".join([base, *words[1:]])
+        if any(c in name for c in "$`*?[") or not base:
+            yield _UNSURE  # the shell makes the command name
+            continue
+        if base == "eval" or (base in _SHELLS and "-c" in words[1:2]):
+            rest = words[1:] if base == "eval" else words[2:3]
+            yield from _parts_to_deny(" ".join(rest), depth + 1)
+            continue
+        options = _WRAPPERS.get(base)
+        if options is None:
+            continue
+        start = _after_options(words, options)
+        if start is None:  # an option it does not know: any later word may be the command
+            queue.extend(words[k:] for k in range(len(words) - 1, 0, -1))
+        else:
+            queue.append(words[start:])
+
+
+def _after_options(words: list[str], options: _Options) -> int | None:
+    """Where the wrapped command starts in ``words`` (None: unsure)."""
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            i += 1
+            break
+        if word == "-" and options.assignments:  # `env -`: -i
+            i += 1
+            continue
+        if not word.startswith("-") or word == "-":
+            break
+        if options.numeric and re.fullmatch(r"-[0-9]+", word):
+            i += 1
+            continue
+        if word.startswith("--"):
+            name, eq, _ = word[2:].partition("=")
+            if name in options.long_args:
+                i += 1 if eq else 2
+            elif name in options.long_flags and not eq:
+                i += 1
+            else:
+                return None
+            continue
+        for k, letter in enumerate(word[1:], start=1):
+            if letter in options.short_args:
+                i += 1 if k < len(word) - 1 else 2
+                break
+            if letter not in options.short_flags:
+                return None
+        else:
+            i += 1
+    if options.assignments:
+        while i < len(words) and _ASSIGNMENT.match(words[i]):
+            i += 1
+    i += options.operands
+    return i if i < len(words) else len(words)
+
+
+def _shell_words(text: str) -> list[str] | None:
+    """``text`` cut into words with quotes and backslashes removed (None: unterminated quote).
+
+    ``(`` and ``)`` are words of their own; ``$'...'`` escapes are kept as written.
+    """
+    words: list[str] = []
+    word: list[str] = []
+    started = False
+    i, n = 0, len(text)
+
+    def end_word() -> None:
+        nonlocal started
+        if started:
+            words.append("".join(word))
+        word.clear()
+        started = False
+
+    while i < n:
+        c = text[i]
+        if c in " \t\n":
+            end_word()
+            i += 1
+        elif c in "()":
+            end_word()
+            words.append(c)
+            i += 1
+        elif c == "\\":
+            word.append(text[i + 1 : i + 2])
+            started = True
+            i += 2
+        elif c == "'" or (c == "$" and text[i + 1 : i + 2] == "'"):
+            ansi = c == "$"
+            j = i + (2 if ansi else 1)
+            while j < n and text[j] != "'":
+                j += 2 if ansi and text[j] == "\\" else 1
+            if j >= n:
+                return None
+            word.append(text[i + (2 if ansi else 1) : j])
+            started = True
+            i = j + 1
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                if text[j] == "\\" and j + 1 < n and text[j + 1] in '"\\$`\n':
+                    j += 1
+                word.append(text[j])
+                j += 1
+            if j >= n:
+                return None
+            started = True
+            i = j + 1
+        else:
+            word.append(c)
+            started = True
+            i += 1
+    end_word()
+    return words
+
+
+def _substitution_bodies(text: str, *, in_double: bool = False) -> list[str]:
+    """The insides of ``$(...)``, ``<(...)``, ``>(...)`` and backticks (not in single quotes).
+
+    ``in_double``: read ``text`` as inside double quotes (a here-doc body).
+    """
     bodies: list[str] = []
     i, n = 0, len(text)
-    in_double = False
     while i < n:
         c = text[i]
         if c == "\\":
