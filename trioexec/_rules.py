@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PermissionRule",
     "RuleBehavior",
+    "current_rule_behavior",
     "match_bash_rule",
     "match_path_rule",
     "matching_rules",
@@ -310,6 +311,11 @@ def matching_rules(behavior: RuleBehavior) -> Iterator[None]:
         yield
     finally:
         _matching.reset(token)
+
+
+def current_rule_behavior() -> RuleBehavior:
+    """The behavior of the rules being matched (set by :func:`matching_rules`; "allow" outside)."""
+    return _matching.get()
 
 
 def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior | None = None) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import math
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,16 @@ import trio
 from tool_harness import tool_context, validate_and_call
 
 from trioexec import CallContext, ImageBlock, PermissionResult, ToolUse, run_tools
+from trioexec._rules import RuleBehavior, matching_rules
 from trioexec.tools import FileToolError, ReadInput, ReadTool
-from trioexec.tools._read import DEFAULT_LIMIT, EMPTY_FILE_WARNING, MAX_LINE_CHARS, MAX_OUTPUT_CHARS
+from trioexec.tools._read import (
+    DEFAULT_LIMIT,
+    EMPTY_FILE_WARNING,
+    LINE_READ_BYTES,
+    MAX_LINE_CHARS,
+    MAX_OUTPUT_CHARS,
+    SKIP_CHUNK_BYTES,
+)
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -22,6 +31,10 @@ PNG = base64.b64decode(
 
 def context(cwd: Path) -> CallContext:
     return tool_context(ReadTool(), cwd)
+
+
+def no_progress(_: object) -> None:
+    pass
 
 
 async def read(cwd: Path, file_path: str, tool: ReadTool | None = None, **kw: int) -> object:
@@ -73,6 +86,53 @@ async def test_long_lines_are_cut(tmp_path: Path) -> None:
     (tmp_path / "min.js").write_text("x" * (MAX_LINE_CHARS + 500))
     out = await read(tmp_path, "min.js")
     assert out == "     1\t" + "x" * MAX_LINE_CHARS + " [line truncated]"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [1, 2, LINE_READ_BYTES, LINE_READ_BYTES - 1, LINE_READ_BYTES + 1, 3 * SKIP_CHUNK_BYTES + 7],
+)
+async def test_lines_past_the_read_limit_are_cut_and_skipped(tmp_path: Path, extra: int) -> None:
+    # Four-byte characters fill the read limit with the fewest characters; the line
+    # after the long one (and its number) must come out whole, wherever the cut fell.
+    long = "\U0001f600" * (LINE_READ_BYTES // 4) + "y" * extra
+    (tmp_path / "min.js").write_text(f"{long}\r\nnext\r\n{long}")
+    out = await read(tmp_path, "min.js")
+    cut = long[:MAX_LINE_CHARS] + " [line truncated]"
+    assert out == f"     1\t{cut}\n     2\tnext\n     3\t{cut}"
+    assert await read(tmp_path, "min.js", offset=2, limit=1) == "     2\tnext"
+
+
+async def test_a_huge_line_is_never_read_whole(tmp_path: Path) -> None:
+    size = 8 * 1024 * 1024
+    (tmp_path / "min.js").write_bytes(b"a" * size + b"\nend\n")
+    tracemalloc.start()
+    try:
+        out = await ReadTool().call(ReadInput("min.js", offset=1), context(tmp_path), no_progress)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert out == "     1\t" + "a" * MAX_LINE_CHARS + " [line truncated]\n     2\tend"
+    assert peak < 4 * SKIP_CHUNK_BYTES
+
+
+async def test_skipping_a_huge_line_checks_for_cancellation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Stop(Exception):
+        pass
+
+    checks: list[None] = []
+
+    def check_cancelled() -> None:
+        checks.append(None)
+        if len(checks) == 3:
+            raise Stop
+
+    (tmp_path / "min.js").write_bytes(b"a" * (10 * SKIP_CHUNK_BYTES))
+    monkeypatch.setattr(trio.from_thread, "check_cancelled", check_cancelled)
+    with pytest.raises(Stop):
+        await ReadTool().call(ReadInput("min.js"), context(tmp_path), no_progress)
 
 
 async def test_default_window_stops_with_a_hint(tmp_path: Path) -> None:
@@ -211,3 +271,38 @@ async def test_through_the_runtime(tmp_path: Path) -> None:
     assert missing.content == "<tool_use_error>File does not exist: missing.txt</tool_use_error>"
     assert bad_type.is_error
     assert "InputValidationError: Read failed" in bad_type.text
+
+
+def secret_behind_links(tmp_path: Path) -> Path:
+    (tmp_path / "secrets" / "deep").mkdir(parents=True)
+    (tmp_path / "secrets" / "deep" / "key.txt").write_text("TOKEN=abc\n")
+    (tmp_path / "docs").symlink_to("secrets")
+    (tmp_path / "key-link.txt").symlink_to("secrets/deep/key.txt")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "file_path", ["docs/deep/key.txt", "key-link.txt", "docs/../docs/deep/key.txt"]
+)
+@pytest.mark.parametrize("behavior", ["deny", "ask"])
+async def test_deny_and_ask_path_rules_follow_symlinks(
+    tmp_path: Path, file_path: str, behavior: RuleBehavior
+) -> None:
+
+    cwd = secret_behind_links(tmp_path)
+    tool, ctx = ReadTool(), context(cwd)
+    with matching_rules(behavior):
+        assert tool.match_rule_content("./secrets/**", ReadInput(file_path), ctx)
+    # An allow rule matches the path as written only.
+    assert not tool.match_rule_content("./secrets/**", ReadInput(file_path), ctx)
+
+
+async def test_deny_rule_follows_a_symlinked_working_directory(tmp_path: Path) -> None:
+
+    (tmp_path / "real").mkdir()
+    real = secret_behind_links(tmp_path / "real")
+    (tmp_path / "cwd").symlink_to(real)
+    tool, ctx = ReadTool(), context(tmp_path / "cwd")
+    with matching_rules("deny"):
+        assert tool.match_rule_content("./secrets/**", ReadInput("docs/deep/key.txt"), ctx)
+        assert not tool.match_rule_content("./public/**", ReadInput("docs/deep/key.txt"), ctx)

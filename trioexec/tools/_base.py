@@ -19,6 +19,7 @@ __all__ = [
     "PathTool",
     "looks_binary",
     "open_regular",
+    "path_rule_covers",
     "write_atomic",
     "write_text",
     "written_message",
@@ -138,6 +139,24 @@ def written_message(shown: str, *, created: bool) -> str:
     return f"The file {shown} has been updated successfully."
 
 
+def path_rule_covers(content: str, path: Path | str, cwd: Path) -> bool:
+    """Whether a deny/ask path rule covers ``path`` as written or with symlinks resolved.
+
+    The resolved path is matched against ``cwd`` as written and resolved, so a
+    symlinked working directory does not move the rules' root.  Blocking file
+    system calls (``realpath``); cheap enough to run in the event loop thread.
+    """
+    from .._rules import match_path_rule
+
+    if match_path_rule(content, path, cwd=cwd):
+        return True
+    real = os.path.realpath(os.path.join(cwd, path))
+    real_cwd = Path(os.path.realpath(cwd))
+    return match_path_rule(content, real, cwd=cwd) or (
+        real_cwd != cwd and match_path_rule(content, real, cwd=real_cwd)
+    )
+
+
 class PathTool(Tool[InputT]):
     """A tool whose input names a path.
 
@@ -169,11 +188,20 @@ class PathTool(Tool[InputT]):
             raise FileToolError(str(exc)) from None
 
     def match_rule_content(self, content: str, input: InputT, ctx: CallContext) -> bool:  # noqa: A002
-        """Match a ``Tool(pattern)`` rule against the input's path (gitignore-style)."""
-        from .._rules import match_path_rule
+        """Match a ``Tool(pattern)`` rule against the input's path (gitignore-style).
+
+        An allow rule matches the path as written.  A deny or ask rule also
+        matches the path with symlinks resolved, so a link cannot lead around
+        it (``docs -> secrets`` does not escape ``Read(./secrets/**)``).
+        """
+        from .._rules import current_rule_behavior
 
         path = absolute_path(self.input_path(input) or ".", ctx.cwd)
-        return match_path_rule(content, path, cwd=ctx.cwd)
+        if current_rule_behavior() == "allow":
+            from .._rules import match_path_rule
+
+            return match_path_rule(content, path, cwd=ctx.cwd)
+        return path_rule_covers(content, path, ctx.cwd)
 
     async def check_permissions(self, input: InputT, ctx: CallContext) -> PermissionResult:  # noqa: A002
         """Reads inside the working directory (symlinks followed) are allowed; the rest passes.
