@@ -20,7 +20,9 @@ from .._models import ImageBlock
 from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary, open_regular
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
+    from typing import BinaryIO
 
     from .._tool import CallContext, ProgressSender
 
@@ -30,6 +32,12 @@ DEFAULT_LIMIT = 2000
 """Lines shown when the call gives no ``limit``."""
 MAX_LINE_CHARS = 2000
 """Longer lines are cut (minified files would otherwise flood the context)."""
+LINE_READ_BYTES = 4 * MAX_LINE_CHARS + 16
+"""Bytes of a line read at most: enough for ``MAX_LINE_CHARS`` characters of
+UTF-8 and more, so a longer line is known to be cut without reading it whole."""
+SKIP_CHUNK_BYTES = 256 * 1024
+"""The rest of a long line is skipped in chunks this big, checking for
+cancellation between them, so one huge line is never held in memory."""
 MAX_OUTPUT_CHARS = 100_000
 """The formatted output stops at the last whole line under this many characters."""
 MAX_IMAGE_BYTES = 3_932_160
@@ -67,8 +75,10 @@ class ReadTool(PathTool[ReadInput]):
     """Read a text file (``cat -n`` style numbered lines) or an image.
 
     Concurrency-safe; an interrupt cancels it.  The reading runs in a worker
-    thread that checks for cancellation every thousand lines, so a cancelled
-    Read of a huge file stops promptly.
+    thread that checks for cancellation every thousand lines and between the
+    chunks of a long line's skipped rest, so a cancelled Read of a huge file
+    (or of one huge line) stops promptly.  Only the first
+    :data:`LINE_READ_BYTES` of a line are read into memory.
     """
 
     name = "Read"
@@ -153,6 +163,21 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+def _lines(raw: BinaryIO) -> Iterator[bytes]:
+    """The file's lines, each cut to its first :data:`LINE_READ_BYTES` bytes.
+
+    A longer line's rest is read and dropped in chunks, checking for
+    cancellation between them.  A cut line decodes to more than
+    :data:`MAX_LINE_CHARS` characters, so it is shown cut as before; the
+    bytes past the cut never matter to the characters shown.
+    """
+    while line := raw.readline(LINE_READ_BYTES):
+        if not line.endswith(b"\n"):
+            while (rest := raw.readline(SKIP_CHUNK_BYTES)) and not rest.endswith(b"\n"):
+                trio.from_thread.check_cancelled()
+        yield line
+
+
 def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) -> str:
     start = max(offset or 1, 1)
     window = limit if limit is not None else DEFAULT_LIMIT
@@ -162,7 +187,7 @@ def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) ->
     cut_short = False
     with open_regular(path, shown) as raw:
         # Binary lines split on b"\n" only, so a lone "\r" inside a line is kept.
-        for number, raw_line in enumerate(raw, 1):
+        for number, raw_line in enumerate(_lines(raw), 1):
             line_count = number
             if number % 1000 == 0:
                 trio.from_thread.check_cancelled()
