@@ -6,11 +6,12 @@ import os
 import threading
 from typing import TYPE_CHECKING
 
+import attrs
 import pytest
 import trio
 from tool_harness import tool_context, validate_and_call
 
-from trioexec import ToolUse, run_tools
+from trioexec import PermissionContext, ToolUse, run_tools
 from trioexec._validation import compile_tool
 from trioexec.tools import GrepInput, GrepTool, _grep
 
@@ -197,3 +198,47 @@ async def test_a_cancelled_search_stops_between_files(
             proceed.set()
     assert scope.cancelled_caught
     assert len(seen) == 1  # the worker thread noticed the cancellation before the next file
+
+
+def secrets_tree(tmp_path: Path) -> Path:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.txt").write_text("TOKEN=abc\n")
+    (tmp_path / ".env").write_text("TOKEN=env\n")
+    (tmp_path / "notes.txt").write_text("TOKEN=public\n")
+    (tmp_path / "docs").symlink_to("secrets")
+    (tmp_path / "link.txt").symlink_to("secrets/key.txt")
+    return tmp_path
+
+
+async def grep_with_rules(cwd: Path, deny: list[str], **raw: JSONValue) -> str:
+    tool = GrepTool()
+    ctx = attrs.evolve(tool_context(tool, cwd), permissions=PermissionContext(deny=deny))
+    assert await tool.validate_input(raw, ctx) is None
+    out = await tool.call(raw, ctx, lambda _: None)
+    assert isinstance(out, str)
+    return out
+
+
+@pytest.mark.parametrize(
+    "deny",
+    [["Read(./secrets/**)"], ["Grep(./secrets/**)"], ["Read(secrets/)"], ["Read(**/key.txt)"]],
+)
+async def test_files_denied_to_read_or_grep_are_skipped_silently(
+    tmp_path: Path, deny: list[str]
+) -> None:
+    cwd = secrets_tree(tmp_path)
+    out = await grep_with_rules(cwd, [*deny, "Read(.env)"], pattern="TOKEN", output_mode="content")
+    assert out == "notes.txt:1:TOKEN=public"
+    listed = await grep_with_rules(cwd, [*deny, "Read(.env)"], pattern="TOKEN")
+    assert listed == "Found 1 file\nnotes.txt"
+
+
+async def test_other_deny_rules_do_not_hide_files(tmp_path: Path) -> None:
+    cwd = secrets_tree(tmp_path)
+    out = await grep_with_rules(cwd, ["Edit(./secrets/**)", "Read(./other/**)"], pattern="abc")
+    assert "secrets/key.txt" in out
+
+
+async def test_a_whole_read_deny_hides_every_file(tmp_path: Path) -> None:
+    cwd = secrets_tree(tmp_path)
+    assert await grep_with_rules(cwd, ["Read"], pattern="TOKEN") == "No files found"
