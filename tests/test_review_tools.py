@@ -1,11 +1,9 @@
 """Review of the standard tools, process handling and guard rails: each test pins one finding.
 
-Tests marked ``xfail(strict=True)`` reproduce a defect: they start passing, and
-so fail the suite, once it is fixed (then drop the marker).  Most of them first
-prove, with a real shell in a temporary directory, that the command really has
-the effect in question; a precondition that does not hold there fails the test
-with ``pytest.fail`` (not an ``AssertionError``), which the ``raises=`` of the
-marker does not excuse.  Real processes mean real time: every wait is bounded
+Each test reproduced a defect, now fixed; they stay as regression tests.  Most
+of them first prove, with a real shell in a temporary directory, that the
+command really has the effect in question (a precondition that does not hold
+there fails the test with ``pytest.fail``).  Real processes mean real time: every wait is bounded
 with ``trio.fail_after`` and nothing asserts on durations.
 """
 
@@ -55,9 +53,6 @@ from trioexec.tools import (
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-ASSERTION = pytest.RaisesGroup(AssertionError, allow_unwrapped=True, flatten_subgroups=True)
-"""What an xfail excuses: a failed assertion, also inside the exception group pytest-trio
-wraps a failing test in; a failed precondition (``pytest.fail``) stays a failure."""
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 GIT_ENV = {
@@ -112,12 +107,6 @@ def proves(effect: bool, what: str) -> None:
 
 
 @needs("git", "bash")
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="_git_no_forbidden misses -O inside a short cluster and unique abbreviations "
-    "of --open-files-in-pager; git grep then runs the pager string as a command",
-)
 @pytest.mark.parametrize(
     "command",
     ["git grep -iO'touch pwned' hello", "git grep --open='touch pwned' hello"],
@@ -135,12 +124,6 @@ async def test_git_grep_pager_option_runs_a_program_yet_is_auto_allowed(
 
 
 @needs("bash", "sort", "file", "date")
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="_forbid/_date compare long options literally; getopt_long accepts unique "
-    "abbreviations (--outp=, --compress-prog=, --comp, --se=)",
-)
 @pytest.mark.parametrize(
     ("command", "probe", "effect"),
     [
@@ -167,12 +150,6 @@ async def test_abbreviated_long_option_that_writes_is_read_only(
 
 
 @needs("git", "bash")
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="_git_subcommand_words looks at the first non-option word; "
-    "'git stash -- list' is 'git stash push -- list'",
-)
 async def test_git_stash_dashdash_list_is_a_push(tmp_path: Path) -> None:
     (tmp_path / "list").write_text("committed\n")
     await shell("git init -q . && git add list && git commit -qm init", tmp_path)
@@ -183,11 +160,6 @@ async def test_git_stash_dashdash_list_is_a_push(tmp_path: Path) -> None:
 
 
 @needs("bash", "uniq")
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="_max_operands does not end options at '--': 'uniq -- -f out' writes out",
-)
 async def test_uniq_operands_after_dashdash_write_a_file(tmp_path: Path) -> None:
     (tmp_path / "-f").write_text("a\na\n")
     await shell("uniq -- -f out", tmp_path)
@@ -199,11 +171,6 @@ async def test_uniq_operands_after_dashdash_write_a_file(tmp_path: Path) -> None
 
 
 @needs("bash")
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="stays_in_working_directory checks words before brace expansion",
-)
 @pytest.mark.parametrize("form", ["{..,x}/outside.txt", "{ABS,x}"], ids=["dotdot", "absolute"])
 async def test_brace_expansion_leaves_the_working_directory(form: str, tmp_path: Path) -> None:
     project = tmp_path / "project"
@@ -215,11 +182,6 @@ async def test_brace_expansion_leaves_the_working_directory(form: str, tmp_path:
 
 
 @needs("bash")
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="stays_in_working_directory is lexical; Read resolves symlinks and asks",
-)
 async def test_bash_reads_through_a_symlink_that_read_would_ask_for(tmp_path: Path) -> None:
     project, outside = tmp_path / "project", tmp_path / "outside"
     project.mkdir()
@@ -234,11 +196,6 @@ async def test_bash_reads_through_a_symlink_that_read_would_ask_for(tmp_path: Pa
     assert not await bash_auto_allowed("cat link/secret.txt", project)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="Glob's permission check looks at `path` only, not at the base the pattern moves to",
-)
 @pytest.mark.parametrize("pattern", ["../*", "ABS/*"], ids=["dotdot", "absolute"])
 async def test_glob_pattern_lists_outside_the_working_directory(
     pattern: str, tmp_path: Path
@@ -256,12 +213,6 @@ async def test_glob_pattern_lists_outside_the_working_directory(
 
 
 @needs("bash")
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="_rules._split knows no comments, no $'..' escapes and no here-doc bodies, so a "
-    "second command hides in what it takes for one quoted word",
-)
 @pytest.mark.parametrize(
     "command",
     [
@@ -286,12 +237,6 @@ async def test_prefix_allow_rule_covers_a_hidden_second_command(
 
 
 @needs("bash")
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="deny parts are matched without quote removal, and _PREFIXES peels wrappers "
-    "only without options (nice needs a number)",
-)
 @pytest.mark.parametrize(
     ("rule", "mode", "command"),
     [
@@ -336,11 +281,6 @@ async def test_read_deny_rule_holds_for_the_real_path(tmp_path: Path) -> None:
     assert outcome.results[0].content == "Permission to use Read has been denied."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="PathTool.match_rule_content matches the lexical path only (tools/_base.py)",
-)
 async def test_read_deny_rule_is_bypassed_through_a_symlink(tmp_path: Path) -> None:
     cwd = secrets_project(tmp_path)
     use = ToolUse("toolu_1", "Read", {"file_path": "docs/key.txt"})
@@ -348,11 +288,6 @@ async def test_read_deny_rule_is_bypassed_through_a_symlink(tmp_path: Path) -> N
     assert "TOKEN" not in str(outcome.results[0].content)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="Grep matches rules against its `path` only and then searches below it",
-)
 async def test_grep_of_a_parent_directory_shows_denied_files(tmp_path: Path) -> None:
     cwd = secrets_project(tmp_path)
     use = ToolUse("toolu_1", "Grep", {"pattern": "TOKEN", "output_mode": "content"})
@@ -387,12 +322,10 @@ def reaping(pids: list[int]) -> Iterator[None]:
 IN_OWN_GROUP = (
     "mkfifo started; timeout 60 sh -c 'echo $PPID > started; exec sleep 60' & cat started"
 )
-ESCAPE = "process group is the leader's only: a setpgid() child (coreutils timeout) survives"
 
 
 @linux_only
 @needs("timeout", "mkfifo")
-@pytest.mark.xfail(strict=True, raises=ASSERTION, reason=ESCAPE)
 async def test_bash_background_child_in_its_own_group_outlives_the_command(
     tmp_path: Path,
 ) -> None:
@@ -405,7 +338,6 @@ async def test_bash_background_child_in_its_own_group_outlives_the_command(
 
 @linux_only
 @needs("timeout")
-@pytest.mark.xfail(strict=True, raises=ASSERTION, reason=ESCAPE)
 async def test_bash_cancelled_leaves_a_child_in_its_own_group(tmp_path: Path) -> None:
     pids: list[int] = []
     started = trio.Event()
@@ -429,7 +361,6 @@ async def test_bash_cancelled_leaves_a_child_in_its_own_group(tmp_path: Path) ->
 
 @linux_only
 @needs("timeout", "mkfifo")
-@pytest.mark.xfail(strict=True, raises=ASSERTION, reason=ESCAPE)
 async def test_command_hook_child_in_its_own_group_outlives_the_hook(tmp_path: Path) -> None:
     pids: list[int] = []
     with reaping(pids), trio.fail_after(30):
@@ -468,11 +399,6 @@ async def test_post_tool_use_failure_hooks_get_the_run_cwd(tmp_path: Path) -> No
 # -- Edit and Read ----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="apply_edit converts new_string to CRLF only when old_string needed converting",
-)
 async def test_edit_inserting_lines_into_a_crlf_file_keeps_it_crlf(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_bytes(b"a\r\nb\r\n")
     tool, ctx = EditTool(), context("Edit", tmp_path)
@@ -482,11 +408,6 @@ async def test_edit_inserting_lines_into_a_crlf_file_keeps_it_crlf(tmp_path: Pat
     assert (tmp_path / "f.txt").read_bytes() == b"a\r\nx\r\nb\r\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ASSERTION,
-    reason="_read_text iterates whole lines: one huge line is read and decoded in full",
-)
 async def test_read_of_a_huge_single_line_stays_bounded_in_memory(tmp_path: Path) -> None:
     size = 16 * 1024 * 1024
     (tmp_path / "min.js").write_bytes(b"a" * size)
