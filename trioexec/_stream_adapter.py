@@ -66,8 +66,15 @@ class ToolUseAssembler:
                 raise MalformedBlockError(
                     "content_block_start.content_block", "tool_use needs id and name"
                 )
+            index = _index(event)
+            if index in self._pending:
+                open_id = self._pending[index].tool_id
+                raise MalformedBlockError(
+                    "content_block_start.index",
+                    f"block {index} is still open (tool_use {open_id!r} was never stopped)",
+                )
             initial = _get(block, "input")
-            self._pending[_index(event)] = _Pending(
+            self._pending[index] = _Pending(
                 tool_id,
                 name,
                 initial_input=initial if isinstance(initial, dict) and initial else None,
@@ -93,12 +100,16 @@ def _parse_input(pending: _Pending) -> dict[str, JSONValue]:
     if not text.strip():
         return cast("dict[str, JSONValue]", dict(pending.initial_input or {}))
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):  # not JSON, NaN/Infinity, too deep, too many digits
         return {"__unparsed_input__": text}
     if isinstance(value, dict):
         return cast("dict[str, JSONValue]", value)
     return {"__unparsed_input__": text}
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _get(obj: object, name: str) -> object:
