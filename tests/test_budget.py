@@ -415,3 +415,12 @@ def test_property_applying_twice_changes_nothing(
         assert total(once) <= budget or total(once) == floor_size(
             results, before, limits, session_dir
         )
+
+
+async def test_a_repeated_id_is_replaced_at_its_first_occurrence_only(tmp_path: Path) -> None:
+    results = [ToolResult("toolu_1", "x" * 5_000), ToolResult("toolu_1", "x" * 5_000)]
+    state = ContentReplacementState()
+    for _ in range(2):
+        out = await apply_message_budget(results, state=state, session_dir=tmp_path, budget=8_000)
+        assert out[0].text.startswith("<persisted-output>")
+        assert out[1] == results[1]

@@ -22,6 +22,7 @@ from trioexec._results import (
     format_size,
     generate_preview,
     is_content_empty,
+    is_persisted,
     persisted_output_message,
     persistence_threshold,
     plan_persistence,
@@ -156,21 +157,50 @@ async def test_no_session_dir_keeps_result_inline() -> None:
     assert await finalize_result(SizedTool(), result, session_dir=None) is result
 
 
-async def test_existing_file_is_reused_not_overwritten(tmp_path: Path) -> None:
+async def test_existing_file_with_the_same_text_is_reused(tmp_path: Path) -> None:
+    result = ToolResult("toolu_x", lines(60_000))
+    plan = plan_persistence(result.content, "toolu_x", tmp_path)
+    plan.path.parent.mkdir(parents=True)
+    plan.path.write_text(plan.data, encoding="utf-8")
+    inode = plan.path.stat().st_ino
+    out = await finalize_result(SizedTool(), result, session_dir=tmp_path)
+    assert out.content == plan.replacement
+    assert plan.path.stat().st_ino == inode  # reused, not rewritten
+
+
+async def test_existing_file_with_other_text_keeps_result_inline(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "tool-results" / "toolu_x.txt"
     path.parent.mkdir(parents=True)
     path.write_text("from an earlier turn", encoding="utf-8")
     result = ToolResult("toolu_x", lines(60_000))
-    out = await finalize_result(SizedTool(), result, session_dir=tmp_path)
-    assert out.content == plan_persistence(result.content, "toolu_x", tmp_path).replacement
+    with caplog.at_level(logging.WARNING, logger="trioexec.results"):
+        out = await finalize_result(SizedTool(), result, session_dir=tmp_path)
+    assert out is result
+    assert "other contents" in caplog.text
     assert path.read_text(encoding="utf-8") == "from an earlier turn"
+
+
+def test_is_persisted_accepts_only_the_exact_wrapper(tmp_path: Path) -> None:
+    for text in (lines(60_000), "short"):
+        wrapper = plan_persistence(text, "toolu_p", tmp_path).replacement
+        assert is_persisted(wrapper)
+        assert not is_persisted(wrapper + "\n")
+        assert not is_persisted(wrapper[:-1])
+        assert not is_persisted(wrapper.replace("Full output", "All output"))
+    assert not is_persisted("<persisted-output>\n" + lines(60_000))
+    assert not is_persisted("<persisted-output>\nhello\n</persisted-output>")
 
 
 async def test_write_exclusive_reports_whether_it_wrote(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "er" / "f.txt"
     assert await write_exclusive(path, "one\r\ntwo") is True
-    assert await write_exclusive(path, "other") is False
+    assert await write_exclusive(path, "one\r\ntwo") is False
+    with pytest.raises(FileExistsError):
+        await write_exclusive(path, "other")
     assert path.read_bytes() == b"one\r\ntwo"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["f.txt"]  # no temporary file left
 
 
 async def test_finalize_is_idempotent(tmp_path: Path) -> None:

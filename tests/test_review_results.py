@@ -95,12 +95,6 @@ def test_arrival_order_same_instant_actions_are_byte_identical(
     assert len(outputs) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="write_exclusive persists through worker threads (trio.Path.mkdir, trio.open_file); "
-    "MockClock(autojump_threshold=0) sees every task blocked and jumps virtual time while "
-    "the disk works, so a persisted call completes at the next deadline, not its own time",
-)
 async def test_persisting_a_result_does_not_move_virtual_time(
     autojump_clock: trio.testing.MockClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -176,12 +170,6 @@ class _FullDisk:
         raise OSError(errno.ENOSPC, "No space left on device")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="write_exclusive leaves the half-written file when a write fails after the "
-    "exclusive create (_results.py write_exclusive); the next attempt finds it, reuses it, "
-    "and the wrapper points at a truncated file",
-)
 async def test_a_failed_write_never_leaves_a_file_that_is_reused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -203,12 +191,6 @@ async def test_a_failed_write_never_leaves_a_file_that_is_reused(
     assert out[0].content == text or saved.read_text("utf-8") == text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an existing file is reused without comparing its contents (_results.py "
-    "write_exclusive: FileExistsError -> reuse), so the wrapper's size and preview describe "
-    "a result the file does not hold (e.g. a scenario rerun with the same --session-dir)",
-)
 async def test_an_existing_file_with_other_contents_is_not_reused(tmp_path: Path) -> None:
     grep = ScriptedTool("Grep", concurrency_safe=True)
     saved = tool_result_path(tmp_path, "toolu_1", is_json=False)
@@ -219,12 +201,6 @@ async def test_an_existing_file_with_other_contents_is_not_reused(tmp_path: Path
     assert out.content == text or saved.read_text("utf-8") == text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="is_persisted() trusts the '<persisted-output>' prefix alone (_results.py "
-    "is_persisted), so any large output that starts with it skips the per-call limit and "
-    "the message budget",
-)
 async def test_output_that_only_starts_like_a_wrapper_is_still_persisted(tmp_path: Path) -> None:
     bash = ScriptedTool("Bash")
     text = "<persisted-output>\n" + "log line\n" * 30_000  # e.g. `cat` of a saved transcript
@@ -239,12 +215,6 @@ async def test_output_that_only_starts_like_a_wrapper_is_still_persisted(tmp_pat
 # --- the per-message budget (SPEC §7) ------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a repeated tool_use id is replaced only at its first index the first time "
-    "(_budget.py choose_replacements 'claimed'), but at every index once remembered "
-    "(BudgetPlan.apply reapplied), so re-applying the state changes the message's bytes",
-)
 async def test_reapplying_a_message_with_a_repeated_id_is_byte_identical(tmp_path: Path) -> None:
     results = [ToolResult("toolu_1", "x" * 5_000), ToolResult("toolu_1", "x" * 5_000)]
     state = ContentReplacementState()

@@ -206,8 +206,10 @@ def choose_replacements(
     not already a ``<persisted-output>`` wrapper is classified by ``state``:
     replaced before (its remembered string is reapplied), seen before
     (frozen: kept), or fresh.  A fresh result of a tool whose limit in
-    ``limits`` is ``math.inf`` is kept; a repeated tool_use id is only a
-    candidate the first time.  If the total is over ``budget`` and
+    ``limits`` is ``math.inf`` is kept.  A tool_use id that occurs more than
+    once in the message is handled at its first occurrence only, the first
+    time and every time the decision is reapplied; later occurrences stay as
+    they are.  If the total is over ``budget`` and
     ``session_dir`` is set, fresh candidates are chosen largest first (ties:
     earlier first) until the total fits, skipping any whose replacement would
     not be shorter.  Every other fresh result is kept.
@@ -223,14 +225,16 @@ def choose_replacements(
         if not _is_candidate_kind(result):
             continue
         tool_use_id = result.tool_use_id
+        if tool_use_id in claimed:
+            continue  # a repeated id: only its first occurrence is ever replaced
+        claimed.add(tool_use_id)
         remembered = state.replacements.get(tool_use_id)
         if remembered is not None:
             reapplied[index] = remembered
             total += len(remembered) - sizes[index]
-        elif tool_use_id in state.seen_ids or tool_use_id in claimed:
+        elif tool_use_id in state.seen_ids:
             continue
         else:
-            claimed.add(tool_use_id)
             limit = limits.get(tool_use_id, 0.0)
             if math.isinf(limit) and limit > 0:
                 kept.add(tool_use_id)
@@ -268,6 +272,12 @@ async def _write_all(persist: Sequence[PlannedReplacement]) -> set[int]:
     async def write_one(item: PlannedReplacement) -> None:
         try:
             await write_exclusive(item.plan.path, item.plan.data)
+        except FileExistsError:
+            logger.warning(
+                "kept the result of %r inline: %s already holds other contents",
+                item.tool_use_id,
+                item.plan.path,
+            )
         except OSError:
             logger.warning(
                 "could not persist the result of %r to %s", item.tool_use_id, item.plan.path
@@ -295,7 +305,7 @@ async def apply_message_budget(
     """Apply the per-message budget to the tool_results of one user message.
 
     Decides with :func:`choose_replacements`, writes the chosen results
-    concurrently (an existing file is reused), then records the decision in
+    concurrently (an existing file holding the same text is reused), then records the decision in
     ``state`` and returns the results in their original order.  Reapplying a
     state to a message it has already decided touches no file.  A file that
     cannot be written leaves its result inline and fresh (logged).

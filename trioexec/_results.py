@@ -19,16 +19,20 @@ Claude Code's wording and is kept byte for byte.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
 import math
+import os
 import re
+import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
+import trio.testing
 
 from ._models import Content, ImageBlock, TextBlock, ToolResult
 
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
     "MAX_FILE_STEM_CHARS",
+    "MAX_WRAPPER_CHARS",
     "PERSISTED_OUTPUT_CLOSING_TAG",
     "PERSISTED_OUTPUT_TAG",
     "PREVIEW_CHARS",
@@ -69,6 +74,9 @@ PREVIEW_CHARS = 2_000
 
 PERSISTED_OUTPUT_TAG = "<persisted-output>"
 PERSISTED_OUTPUT_CLOSING_TAG = "</persisted-output>"
+
+MAX_WRAPPER_CHARS = PREVIEW_CHARS + 5_000
+"""Longest text :func:`is_persisted` accepts: a full preview plus room for a ``PATH_MAX`` path."""
 
 MAX_FILE_STEM_CHARS = 200
 """Longest file stem used as is; longer names are hashed (file names stay < 255 bytes)."""
@@ -106,8 +114,18 @@ def has_image(content: Content) -> bool:
 
 
 def is_persisted(content: Content) -> bool:
-    """True when the content already is a ``<persisted-output>`` wrapper."""
-    return isinstance(content, str) and content.startswith(PERSISTED_OUTPUT_TAG)
+    """True when the content is exactly the shape of a ``<persisted-output>`` wrapper.
+
+    The opening tag line, the ``Output too large (...)`` line naming the file,
+    the preview header, a preview of at most :data:`PREVIEW_CHARS` characters
+    and the closing tag at the very end; the whole at most
+    :data:`MAX_WRAPPER_CHARS` characters.  Any other text, even one that starts
+    with the tag (e.g. ``cat`` of a saved transcript), is ordinary output.
+    """
+    if not isinstance(content, str) or len(content) > MAX_WRAPPER_CHARS:
+        return False
+    match = _WRAPPER.fullmatch(content)
+    return match is not None and len(match["preview"]) <= PREVIEW_CHARS
 
 
 def content_size(content: Content) -> int:
@@ -173,6 +191,18 @@ def persisted_output_message(*, size: int, path: str, preview: str, has_more: bo
         f"{preview}{tail}"
         f"{PERSISTED_OUTPUT_CLOSING_TAG}"
     )
+
+
+_WRAPPER = re.compile(
+    re.escape(f"{PERSISTED_OUTPUT_TAG}\nOutput too large (")
+    + r"(?:[0-9]+ bytes|[0-9]+(?:\.[0-9])?(?:KB|MB|GB))"
+    + re.escape("). Full output saved to: ")
+    + r".+?"  # the path (a session folder may hold any character)
+    + re.escape(f"\n\nPreview (first {format_size(PREVIEW_CHARS)}):\n")
+    + r"(?P<preview>.*?)\n(?:\.\.\.\n)?"
+    + re.escape(PERSISTED_OUTPUT_CLOSING_TAG),
+    re.DOTALL,
+)
 
 
 def safe_file_stem(tool_use_id: str) -> str:
@@ -249,32 +279,111 @@ def plan_persistence(content: Content, tool_use_id: str, session_dir: Path) -> P
 # -- disk -------------------------------------------------------------------------------------
 
 
+def _under_mock_clock() -> bool:
+    # Under trio.testing.MockClock a worker thread would let virtual time jump
+    # (autojump sees every task blocked) while the disk works, so the file is
+    # written with plain blocking calls instead.
+    return isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock)
+
+
+def _temp_path(path: Path) -> Path:
+    # Same folder, so os.link never crosses a file system; the leading dot and
+    # the random part keep it apart from every file stem safe_file_stem makes.
+    return path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+
+
+def _holds(path: Path, expected: bytes) -> bool:
+    """True when the file at ``path`` holds exactly ``expected`` (reads at most one byte more)."""
+    with path.open("rb") as file:
+        return file.read(len(expected) + 1) == expected
+
+
+def _other_contents(path: Path) -> FileExistsError:
+    return FileExistsError(errno.EEXIST, "File exists and holds other contents", str(path))
+
+
+def _write_new_file_sync(path: Path, data: str, expected: bytes) -> bool:
+    """The blocking twin of :func:`_write_new_file` (used under a MockClock)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        if _holds(path, expected):
+            return False
+        raise _other_contents(path)
+    temp = _temp_path(path)
+    try:
+        with temp.open("x", encoding="utf-8", errors="backslashreplace", newline="") as file:
+            file.write(data)
+        try:
+            os.link(temp, path)
+        except FileExistsError:
+            if _holds(path, expected):
+                return False
+            raise _other_contents(path) from None
+        return True
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+async def _write_new_file(path: Path, data: str, expected: bytes) -> bool:
+    """Write ``data`` to a temporary file, then hard-link it to ``path``; True when linked.
+
+    ``os.link`` fails atomically when ``path`` exists, so ``path`` only ever
+    names a complete file.  An existing file holding ``expected`` is reused
+    (False); one holding anything else raises :class:`FileExistsError`.  The
+    temporary file is removed whatever happens.  Call it shielded.
+    """
+    if _under_mock_clock():
+        return _write_new_file_sync(path, data, expected)
+    await trio.Path(path.parent).mkdir(parents=True, exist_ok=True)
+    if await trio.Path(path).exists():
+        if await trio.to_thread.run_sync(_holds, path, expected):
+            return False
+        raise _other_contents(path)
+    temp = _temp_path(path)
+    try:
+        file = await trio.open_file(
+            temp, "x", encoding="utf-8", errors="backslashreplace", newline=""
+        )
+        async with file:
+            await file.write(data)
+        try:
+            await trio.to_thread.run_sync(os.link, temp, path)
+        except FileExistsError:
+            if await trio.to_thread.run_sync(_holds, path, expected):
+                return False
+            raise _other_contents(path) from None
+        return True
+    finally:
+        await trio.Path(temp).unlink(missing_ok=True)
+
+
 async def write_exclusive(path: Path, data: str) -> bool:
     """Create ``path`` with ``data`` (UTF-8) unless it exists; return True when written.
 
     Characters UTF-8 cannot hold (lone surrogates) are written backslash-escaped.
 
-    The parent folder is created when missing.  An existing file is reused, not
-    overwritten (a result is persisted once even when decided twice).  Opening,
-    writing and closing run shielded from cancellation, so a cancelled caller
-    never leaves a half-written file that a later call would reuse; the
-    cancellation is delivered at the next checkpoint.
+    The parent folder is created when missing.  The data goes to a temporary
+    file in the same folder that is hard-linked to ``path`` only once complete,
+    so ``path`` never names a truncated file, even after a failed write or a
+    crash.  An existing file that holds exactly this data is reused, not
+    overwritten (a result is persisted once even when decided twice).  Under
+    a :class:`trio.testing.MockClock` the disk is used with blocking calls (no
+    worker thread), so virtual time does not move during a write.  The work
+    runs shielded from cancellation: a caller cancelled before the call
+    touches nothing, otherwise the cancellation is delivered at the next
+    checkpoint.
 
     Raises:
-        OSError: the folder or file could not be created or written.
+        FileExistsError: ``path`` exists and holds other contents.
+        OSError: the folder or file could not be created or written, or the
+            file system has no hard links.
     """
-    await trio.Path(path.parent).mkdir(parents=True, exist_ok=True)
+    expected = data.encode("utf-8", "backslashreplace")
+    await trio.lowlevel.checkpoint_if_cancelled()  # already cancelled: touch nothing
     with trio.CancelScope(shield=True):
-        try:
-            file = await trio.open_file(
-                path, "x", encoding="utf-8", errors="backslashreplace", newline=""
-            )
-        except FileExistsError:
-            return False
-        async with file:
-            await file.write(data)
+        written = await _write_new_file(path, data, expected)
     await trio.lowlevel.checkpoint()
-    return True
+    return written
 
 
 async def finalize_result(
@@ -314,6 +423,13 @@ async def finalize_result(
     plan = plan_persistence(content, result.tool_use_id, session_dir)
     try:
         await write_exclusive(plan.path, plan.data)
+    except FileExistsError:
+        logger.warning(
+            "kept the result of %r inline: %s already holds other contents",
+            result.tool_use_id,
+            plan.path,
+        )
+        return result
     except OSError:
         logger.warning("could not persist the result of %r to %s", result.tool_use_id, plan.path)
         return result
