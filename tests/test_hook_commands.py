@@ -416,11 +416,11 @@ async def test_background_processes_left_by_a_finished_hook_are_killed(tmp_path:
 
 
 OWN_GROUP_CHILD = (
-    "import os, sys, time\n"
+    "import os, select, sys\n"
     "os.setpgid(0, 0)\n"
     "with open(sys.argv[1], 'w') as f:\n"
     "    f.write(str(os.getpid()) + '\\n')\n"
-    "time.sleep(1000)\n"
+    "select.select([], [], [], 1000)  # wait, bounded, until killed\n"
 )
 """A child that moves into a process group of its own inside the hook's session (as
 coreutils ``timeout`` does), then writes its pid to the FIFO named by its argument."""

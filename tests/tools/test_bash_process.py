@@ -181,14 +181,14 @@ def own_group_child(*, ignore_term: bool = False) -> str:
     """A command that starts a Python child which moves into a process group of its
     own (``setpgid(0, 0)``, as coreutils ``timeout`` does), stays in the session,
     writes its pid to the FIFO ``started`` once it has moved, then sleeps."""
-    code = "import os, signal, time\n"
+    code = "import os, select, signal\n"
     if ignore_term:
         code += "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     code += (
         "os.setpgid(0, 0)\n"
         "with open('started', 'w') as f:\n"
         "    f.write(str(os.getpid()) + '\\n')\n"
-        "time.sleep(60)\n"
+        "select.select([], [], [], 60)  # wait, bounded, until killed\n"
     )
     return f"mkfifo started; {shlex.quote(sys.executable)} -c {shlex.quote(code)} & cat started"
 
