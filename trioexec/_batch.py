@@ -11,27 +11,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
-from ._concurrency import resolve_max_concurrency
-from ._core import DEFAULT_GRACE_PERIOD, NEVER_STARTED_BATCH, Call, RunCore, single_exception
+from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore, new_run_core, single_exception
 from ._errors import ConfigurationError
-from ._events import Observer, ObserverSet
-from ._lifecycle import CallEnv
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import group_safe_runs
-from ._registry import ToolRegistry
 from ._tool import ContextState, Tool
-from ._turn import Turn
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+    from pathlib import Path
 
+    from ._events import Observer
     from ._guard import GuardRails
+    from ._registry import ToolRegistry
+    from ._turn import Turn
 
 __all__ = ["RunOutcome", "run_tools"]
 
@@ -110,25 +108,20 @@ async def run_tools(
             (every call is still answered on ``updates``). Errors from tools
             never escape; a ``Cancelled`` from an enclosing scope propagates.
     """
-    limit = resolve_max_concurrency(max_concurrency)
     if updates is not None and updates.statistics().max_buffer_size != math.inf:
         raise ConfigurationError("the updates channel must be unbounded (math.inf buffer)")
-    env = CallEnv(
-        turn=turn or Turn(),
-        observers=ObserverSet(observers),
-        cwd=cwd or Path.cwd(),
-        session_dir=session_dir,
-        guard=guard,
-    )
-    core = RunCore(
-        ToolRegistry.coerce(tools),
-        env=env,
-        context=dict(context or {}),
-        max_concurrency=limit,
+    core = new_run_core(
+        tools,
+        mode="batch",
         result_order="arrival",
         send=updates,
-        never_started_text=NEVER_STARTED_BATCH,
-        defer_modifiers=True,
+        turn=turn,
+        context=context,
+        max_concurrency=max_concurrency,
+        guard=guard,
+        cwd=cwd,
+        session_dir=session_dir,
+        observers=observers,
         grace_period=grace_period,
     )
     try:
@@ -136,7 +129,7 @@ async def run_tools(
         # Calls answered at admission (refused ids) never run: no batch, no barrier.
         runnable = [call for call in calls if call.state == "queued"]
         batches = group_safe_runs([(call, call.safe) for call in runnable])
-        limiter = trio.CapacityLimiter(limit)
+        limiter = trio.CapacityLimiter(core.max_concurrency)
         async with trio.open_nursery() as watchdog:
             watchdog.start_soon(core.watch_unresponsive)
             with core.turn_scope, core.sibling_scope:

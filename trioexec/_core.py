@@ -20,16 +20,19 @@ import contextlib
 import heapq
 import logging
 import math
+import pathlib
 import re
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 import trio
 
+from ._concurrency import resolve_max_concurrency
 from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._lifecycle import CallEnv, CallOutcome, error_outcome, run_tool_use, split_cancelled
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
+from ._registry import ToolRegistry
 from ._texts import (
     CANCEL_MESSAGE,
     REJECT_MESSAGE,
@@ -41,13 +44,16 @@ from ._texts import (
     tool_use_error,
 )
 from ._tool import ContextModifier, ContextState
-from ._turn import cancel_at_end_of_instant
+from ._turn import Turn, cancel_at_end_of_instant
 from ._validation import CompiledTool
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from pathlib import Path
 
-    from ._registry import ToolRegistry
+    from ._events import Observer
+    from ._guard import GuardRails
+    from ._tool import Tool
 
 __all__ = [
     "DEFAULT_GRACE_PERIOD",
@@ -386,9 +392,9 @@ class RunCore:
         wait in a heap, so a slow call at the head costs nothing per event.
         """
         calls = self.calls
-        while (
-            self._first_unanswered < len(calls)
-            and calls[self._first_unanswered].state in ("completed", "released")
+        while self._first_unanswered < len(calls) and calls[self._first_unanswered].state in (
+            "completed",
+            "released",
         ):
             self._first_unanswered += 1
         blocker = len(calls) if self._unsafe_running is None else self._unsafe_running
@@ -649,6 +655,51 @@ class RunCore:
     def close(self) -> None:
         """Detach from the turn once the run is over."""
         self.turn._detach(self)  # the run/turn handshake
+
+
+def new_run_core(
+    tools: ToolRegistry | Iterable[Tool[Any]],
+    *,
+    mode: Literal["batch", "stream"],
+    result_order: ResultOrder,
+    send: trio.MemorySendChannel[Update] | None,
+    turn: Turn | None,
+    context: Mapping[str, object] | None,
+    max_concurrency: int | None,
+    guard: GuardRails | None,
+    cwd: Path | None,
+    session_dir: Path | None,
+    observers: Iterable[Observer],
+    grace_period: float | None,
+) -> RunCore:
+    """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
+
+    ``mode`` decides what differs between the paths: the batch path defers a
+    safe batch's context modifiers to the end of the batch and answers calls
+    that never start with the "doesn't want to take this action" text.
+
+    Raises:
+        ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
+    """
+    env = CallEnv(
+        turn=turn or Turn(),
+        observers=ObserverSet(observers),
+        cwd=cwd or pathlib.Path.cwd(),
+        session_dir=session_dir,
+        guard=guard,
+    )
+    batch = mode == "batch"
+    return RunCore(
+        ToolRegistry.coerce(tools),
+        env=env,
+        context=dict(context or {}),
+        max_concurrency=resolve_max_concurrency(max_concurrency),
+        result_order=result_order,
+        send=send,
+        never_started_text=NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
+        defer_modifiers=batch,
+        grace_period=grace_period,
+    )
 
 
 def _event_data(outcome: CallOutcome) -> ToolResult | None:

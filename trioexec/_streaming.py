@@ -20,32 +20,31 @@ from __future__ import annotations
 
 import math
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ._concurrency import resolve_max_concurrency
 from ._core import (
     DEFAULT_GRACE_PERIOD,
-    NEVER_STARTED_STREAMING,
     ResultOrder,
     RunCore,
+    new_run_core,
     single_exception,
 )
 from ._errors import ConfigurationError
-from ._events import Observer, ObserverSet
-from ._lifecycle import CallEnv, error_outcome
+from ._lifecycle import error_outcome
 from ._models import ToolUse, Update
-from ._registry import ToolRegistry
 from ._texts import no_such_tool
-from ._turn import Turn
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
+    from pathlib import Path
 
+    from ._events import Observer
     from ._guard import GuardRails
+    from ._registry import ToolRegistry
     from ._tool import ContextState, Tool
+    from ._turn import Turn
 
 __all__ = ["StreamingExecutor", "open_streaming_executor"]
 
@@ -218,24 +217,19 @@ async def open_streaming_executor(
         raise ConfigurationError(
             f"result_order must be 'arrival' or 'completion', not {result_order!r}"
         )
-    limit = resolve_max_concurrency(max_concurrency)
     send, receive = trio.open_memory_channel[Update](math.inf)
-    env = CallEnv(
-        turn=turn or Turn(),
-        observers=ObserverSet(observers),
-        cwd=cwd or Path.cwd(),
-        session_dir=session_dir,
-        guard=guard,
-    )
-    core = RunCore(
-        ToolRegistry.coerce(tools),
-        env=env,
-        context=dict(context or {}),
-        max_concurrency=limit,
+    core = new_run_core(
+        tools,
+        mode="stream",
         result_order=result_order,
         send=send,
-        never_started_text=NEVER_STARTED_STREAMING,
-        defer_modifiers=False,
+        turn=turn,
+        context=context,
+        max_concurrency=max_concurrency,
+        guard=guard,
+        cwd=cwd,
+        session_dir=session_dir,
+        observers=observers,
         grace_period=grace_period,
     )
     executor = StreamingExecutor(core, receive)

@@ -171,8 +171,10 @@ def _repeatable_scheduling() -> Iterator[None]:
     """
     run_module = getattr(getattr(trio, "_core", None), "_run", None)
     rng = getattr(run_module, "_r", None)
-    if run_module is None or rng is None or not hasattr(
-        run_module, "_ALLOW_DETERMINISTIC_SCHEDULING"
+    if (
+        run_module is None
+        or rng is None
+        or not hasattr(run_module, "_ALLOW_DETERMINISTIC_SCHEDULING")
     ):
         yield
         return
