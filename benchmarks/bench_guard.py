@@ -20,15 +20,18 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
 from trioexec import CallContext, PermissionResult, Tool, ToolUse
+from trioexec._bash_rules import match_bash_rule
 from trioexec._guard import GuardRails, authorize_call
 from trioexec._hook_output import HookOutput
 from trioexec._hooks import HookInput, HookSet
-from trioexec._rules import RuleBehavior, match_bash_rule
+
+if TYPE_CHECKING:
+    from trioexec._rules import RuleBehavior
 
 RULES = {
     "permissions": {

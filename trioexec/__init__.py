@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._bash_rules import match_bash_rule as match_bash_rule
 from ._batch import RunOutcome as RunOutcome
 from ._batch import run_tools as run_tools
 from ._budget import DEFAULT_MESSAGE_BUDGET as DEFAULT_MESSAGE_BUDGET
@@ -46,6 +47,7 @@ from ._models import ToolResult as ToolResult
 from ._models import ToolUse as ToolUse
 from ._models import Update as Update
 from ._partition import partition_tool_calls as partition_tool_calls
+from ._path_rules import match_path_rule as match_path_rule
 from ._permission_context import PermissionContext as PermissionContext
 from ._permission_context import PermissionMode as PermissionMode
 from ._permission_context import PermissionModeName as PermissionModeName
@@ -53,13 +55,11 @@ from ._registry import ToolRegistry as ToolRegistry
 from ._results import DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS
 from ._results import finalize_result as finalize_result
 from ._rules import PermissionRule as PermissionRule
-from ._rules import match_bash_rule as match_bash_rule
-from ._rules import match_path_rule as match_path_rule
-from ._rules import split_bash_command as split_bash_command
 from ._schema import schema_for_attrs as schema_for_attrs
 from ._settings import Settings as Settings
 from ._settings import default_settings_paths as default_settings_paths
 from ._settings import load_settings as load_settings
+from ._shell_syntax import split_bash_command as split_bash_command
 from ._stream_adapter import ToolUseAssembler as ToolUseAssembler
 from ._streaming import StreamingExecutor as StreamingExecutor
 from ._streaming import open_streaming_executor as open_streaming_executor
