@@ -33,6 +33,8 @@ from ._bash_classifier import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from .._rules import RuleBehavior
+
 __all__ = [
     "BashInput",
     "BashProgress",
@@ -182,11 +184,22 @@ class BashTool(Tool[BashInput]):
                 return PermissionResult.allow()
         return PermissionResult.passthrough()
 
-    def match_rule_content(self, content: str, input: BashInput, ctx: CallContext) -> bool:  # noqa: A002
-        """Match a ``Bash(content)`` rule (prefix ``cmd:*``, wildcard or exact)."""
+    def match_rule_content(
+        self,
+        content: str,
+        input: BashInput,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
+        """Match a ``Bash(content)`` rule (prefix ``cmd:*``, wildcard or exact).
+
+        A deny or ask rule catches the command when any part of it matches;
+        an allow rule must cover every part (:func:`~trioexec.permissions.match_bash_rule`).
+        """
         from .._rules import match_bash_rule
 
-        return match_bash_rule(content, input.command)
+        return match_bash_rule(content, input.command, behavior=behavior)
 
     def rule_denial_message(self, input: BashInput, ctx: CallContext) -> str:  # noqa: A002
         """``Permission to use Bash with command {command} has been denied.``"""
