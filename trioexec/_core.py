@@ -30,13 +30,15 @@ import trio
 from ._concurrency import resolve_max_concurrency
 from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
-from ._lifecycle import CallEnv, CallOutcome, error_outcome, run_tool_use, split_cancelled
+from ._groups import exception_name, is_cancellation, split_cancelled
+from ._lifecycle import CallEnv, CallOutcome, error_outcome, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._registry import ToolRegistry
 from ._texts import (
     CANCEL_MESSAGE,
     REJECT_MESSAGE,
     STREAMING_FALLBACK_MESSAGE,
+    describe_tool_use,
     duplicate_tool_use_id,
     invalid_tool_use_id,
     no_such_tool,
@@ -59,9 +61,6 @@ __all__ = [
     "DEFAULT_GRACE_PERIOD",
     "Call",
     "RunCore",
-    "describe_tool_use",
-    "is_cancellation",
-    "single_exception",
 ]
 
 logger = logging.getLogger("trioexec")
@@ -73,33 +72,6 @@ DEFAULT_GRACE_PERIOD = 5.0
 
 CallState: TypeAlias = Literal["queued", "executing", "completed", "released"]
 ResultOrder: TypeAlias = Literal["arrival", "completion"]
-
-_DESCRIPTION_KEYS = ("command", "file_path", "pattern")
-
-
-def describe_tool_use(tool_use: ToolUse) -> str:
-    """``Name(first 40 chars…)`` of the first non-empty command/file_path/pattern."""
-    for key in _DESCRIPTION_KEYS:
-        value = tool_use.input.get(key)
-        if isinstance(value, str) and value:
-            return f"{tool_use.name}({_first_40_units(value)})"
-    return tool_use.name
-
-
-def _first_40_units(text: str) -> str:
-    """The first 40 UTF-16 code units (as JavaScript counts them), ``…`` if cut.
-
-    A cut through a surrogate pair drops the lone half, so the text stays valid.
-    """
-    if len(text) <= 20:  # at most 40 units whatever the characters
-        return text
-    encoded = text.encode("utf-16-le", "surrogatepass")
-    if len(encoded) <= 80:
-        return text
-    head = encoded[:80]
-    if 0xD8 <= head[-1] <= 0xDB:  # the last unit opens a surrogate pair
-        head = head[:-2]
-    return head.decode("utf-16-le", "surrogatepass") + "…"
 
 
 @attrs.define(eq=False)
@@ -711,40 +683,9 @@ def _nothing() -> None:
     return None
 
 
-def is_cancellation(exc: BaseException) -> bool:
-    """``Cancelled``, or a group holding nothing but ``Cancelled`` (a tool's own nursery)."""
-    if isinstance(exc, trio.Cancelled):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        _, rest = exc.split(trio.Cancelled)
-        return rest is None
-    return False
-
-
 def _raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
-    text = tool_use_error(f"Error: the tool raised {_exception_name(exc)}; the run was stopped")
+    text = tool_use_error(f"Error: the tool raised {exception_name(exc)}; the run was stopped")
     return CallOutcome(ToolResult(call.tool_use.id, text, is_error=True))
-
-
-def single_exception(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    """The one exception inside ``group`` (nested groups flattened), or None if several."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        exc = pending.pop()
-        if isinstance(exc, BaseExceptionGroup):
-            pending.extend(exc.exceptions)
-        else:
-            leaves.append(exc)
-    return leaves[0] if len(leaves) == 1 else None
-
-
-def _exception_name(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        _, rest = exc.split(trio.Cancelled)
-        leaves = rest.exceptions if rest is not None else exc.exceptions
-        return ", ".join(sorted({type(leaf).__name__ for leaf in leaves}))
-    return type(exc).__name__
 
 
 class _Unparsed:

@@ -18,6 +18,7 @@ import trio
 
 from ._events import CallEvent, CancelReason, ObserverSet
 from ._format_error import format_tool_error
+from ._groups import split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from ._models import Attachment, JSONValue, ToolResult, ToolUse
 from ._results import (
@@ -40,7 +41,7 @@ from ._validation import CompiledTool, input_error_text, structuring_error
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["CallEnv", "CallOutcome", "run_tool_use", "split_cancelled"]
+__all__ = ["CallEnv", "CallOutcome", "run_tool_use"]
 
 logger = logging.getLogger("trioexec")
 
@@ -279,19 +280,3 @@ async def _tool_permission_only(
     if decision.behavior == "deny":
         return decision.message or permission_denied_message(tool.name)
     return permission_not_granted_message(tool.name)
-
-
-def split_cancelled(
-    exc: BaseException,
-) -> tuple[BaseExceptionGroup[trio.Cancelled] | None, ExceptionGroup[Exception] | None]:
-    """Split a group into its ``Cancelled`` part and its ``Exception`` part.
-
-    Both are None unless the group holds Cancelled and otherwise only
-    Exceptions (a BaseException other than Cancelled must propagate).
-    """
-    if not isinstance(exc, BaseExceptionGroup):
-        return None, None
-    cancelled, rest = exc.split(trio.Cancelled)
-    if cancelled is None or rest is None or not isinstance(rest, ExceptionGroup):
-        return None, None
-    return cancelled, rest
