@@ -21,17 +21,23 @@ import heapq
 import logging
 import math
 import pathlib
-import re
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import attrs
 import trio
 
+from ._call import (
+    Call,
+    CallOutcome,
+    error_outcome,
+    id_problem,
+    raised_outcome,
+    unknown_tool_outcome,
+)
 from ._concurrency import resolve_max_concurrency
 from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
-from ._groups import exception_name, is_cancellation, split_cancelled
-from ._lifecycle import CallEnv, CallOutcome, error_outcome, run_tool_use
+from ._groups import is_cancellation, split_cancelled
+from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._registry import ToolRegistry
 from ._texts import (
@@ -39,15 +45,9 @@ from ._texts import (
     REJECT_MESSAGE,
     STREAMING_FALLBACK_MESSAGE,
     describe_tool_use,
-    duplicate_tool_use_id,
-    invalid_tool_use_id,
-    no_such_tool,
     sibling_error_message,
-    tool_use_error,
 )
-from ._tool import ContextModifier, ContextState
 from ._turn import Turn, cancel_at_end_of_instant
-from ._validation import CompiledTool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
     from ._events import Observer
     from ._guard import GuardRails
-    from ._tool import Tool
+    from ._tool import ContextModifier, ContextState, Tool
 
 __all__ = [
     "DEFAULT_GRACE_PERIOD",
@@ -65,39 +65,10 @@ __all__ = [
 
 logger = logging.getLogger("trioexec")
 
-_VALID_ID = re.compile(r"[A-Za-z0-9_-]+")
-
 DEFAULT_GRACE_PERIOD = 5.0
 """Seconds a cancelled call may keep running before it is answered on its behalf."""
 
-CallState: TypeAlias = Literal["queued", "executing", "completed", "released"]
 ResultOrder: TypeAlias = Literal["arrival", "completion"]
-
-
-@attrs.define(eq=False)
-class Call:
-    """One tracked call of a run."""
-
-    index: int
-    tool_use: ToolUse
-    compiled: CompiledTool | None
-    safe: bool
-    parsed: object = None
-    input_error: str | None = None
-    state: CallState = "queued"
-    scope: trio.CancelScope | None = None
-    outcome: CallOutcome | None = None
-    returned: CallOutcome | None = None
-    cancel_reason: CancelReason | None = None
-    cancel_requested_at: float | None = None
-    context_at_start: ContextState | None = None
-
-    @property
-    def interrupt_behavior(self) -> str:
-        return "block" if self.compiled is None else self.compiled.tool.interrupt_behavior
-
-    def set_returned(self, outcome: CallOutcome) -> None:
-        self.returned = outcome
 
 
 class RunCore:
@@ -165,14 +136,14 @@ class RunCore:
         call counts as unsafe): used to admit the rest of a run after a tool's
         code raised a ``BaseException``.
         """
-        id_problem = self._id_problem(tool_use.id)
-        compiled = None if id_problem else self.registry.lookup(tool_use.name)
+        problem = id_problem(tool_use.id, self._ids)
+        compiled = None if problem else self.registry.lookup(tool_use.name)
         call = Call(len(self.calls), tool_use, compiled, safe=False)
         self._ids.add(tool_use.id)
-        if id_problem is not None:
+        if problem is not None:
             self.calls.append(call)
             self._emit(call, "queued")
-            self.complete(call, CallOutcome(ToolResult(tool_use.id, id_problem, is_error=True)))
+            self.complete(call, error_outcome(tool_use.id, problem))
             return call
         # Tracked before any tool code runs: whatever that code raises, the call
         # is known and gets its answer.
@@ -188,17 +159,10 @@ class RunCore:
                 call.parsed = _UNPARSED
             except BaseException as exc:
                 self._emit(call, "queued")
-                self.complete(call, _raised_outcome(call, exc), cascade=False)
+                self.complete(call, raised_outcome(call.tool_use, exc), cascade=False)
                 raise
         self._emit(call, "queued")
         return call
-
-    def _id_problem(self, tool_id: str) -> str | None:
-        if not _VALID_ID.fullmatch(tool_id):
-            return invalid_tool_use_id(tool_id)
-        if tool_id in self._ids:
-            return duplicate_tool_use_id(tool_id)
-        return None
 
     def blocked_reason(self) -> CancelReason | None:
         """Why no new call may start now (None: calls may start)."""
@@ -284,7 +248,7 @@ class RunCore:
             # Not an Exception (KeyboardInterrupt, SystemExit, ...): the run stops;
             # its siblings are answered as interrupted, never as a sibling error.
             self._mark_executing("user_interrupted")
-            self.complete(call, _raised_outcome(call, exc), cascade=False)
+            self.complete(call, raised_outcome(call.tool_use, exc), cascade=False)
             raise
         if outcome is None:
             self._finish_stopped(call)
@@ -404,7 +368,7 @@ class RunCore:
         call.state = "completed"
         self._note_completed(call)
         if call.compiled is None and reason != "streaming_fallback":
-            call.outcome = error_outcome(call.tool_use.id, no_such_tool(call.tool_use.name))
+            call.outcome = unknown_tool_outcome(call.tool_use)
             self._emit(call, "completed", data=call.outcome.result)
             return
         call.outcome = self._synthetic(call, reason, started=False)
@@ -681,11 +645,6 @@ def _event_data(outcome: CallOutcome) -> ToolResult | None:
 
 def _nothing() -> None:
     return None
-
-
-def _raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
-    text = tool_use_error(f"Error: the tool raised {exception_name(exc)}; the run was stopped")
-    return CallOutcome(ToolResult(call.tool_use.id, text, is_error=True))
 
 
 class _Unparsed:

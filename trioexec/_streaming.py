@@ -24,12 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from ._call import unknown_tool_outcome
 from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore, new_run_core
 from ._errors import ConfigurationError
 from ._groups import is_only, single_exception
-from ._lifecycle import error_outcome
 from ._models import ToolUse, Update
-from ._texts import no_such_tool
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
@@ -80,7 +79,7 @@ class StreamingExecutor:
             core.complete_without_starting(call, "streaming_fallback")
             return
         if call.compiled is None:
-            core.complete(call, error_outcome(tool_use.id, no_such_tool(tool_use.name)))
+            core.complete(call, unknown_tool_outcome(tool_use))
             return
         reason = core.blocked_reason()
         if reason is not None:  # interrupted, aborted or cascaded: it will never start
