@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trioexec import ToolUse
-from trioexec._call import id_problem, raised_outcome, unknown_tool_outcome
+from trioexec._call import id_problem, unknown_tool_outcome
 
 
 @pytest.mark.parametrize("tool_id", ["toolu_01AbC", "a", "x-y_z9"])
@@ -35,9 +35,3 @@ def test_the_unknown_tool_answer_names_the_tool_as_the_model_sent_it() -> None:
         "<tool_use_error>Error: No such tool available: Nope</tool_use_error>"
     )
     assert outcome.cancel_reason is None  # a real answer: it can never start a cascade
-
-
-def test_a_raised_base_exception_is_answered_by_its_type_name() -> None:
-    outcome = raised_outcome(ToolUse("t1", "Bash", {}), KeyboardInterrupt())
-    assert outcome.result.is_error
-    assert "the tool raised KeyboardInterrupt; the run was stopped" in str(outcome.result.content)

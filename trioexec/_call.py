@@ -3,10 +3,10 @@
 Owns :class:`Call` (what the core tracks for each ``tool_use``), the states it
 moves through (``queued -> executing -> completed -> released``, SPEC §3),
 :class:`CallOutcome` (an answer plus what travels with it), the tool_use id
-rule, and the answers that need nothing but the call: the no-such-tool error
-(one function for every call site) and "the tool raised a BaseException".
+rule, and the one answer that needs nothing but the call: the no-such-tool error
+(one function for every call site).
 
-Nothing here awaits (trio is named only for the call's cancel scope).
+Pure: no trio at run time (it is named only in the call's annotations).
 """
 
 from __future__ import annotations
@@ -15,17 +15,18 @@ import re
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
-import trio
 
 from ._events import CancelReason
-from ._groups import exception_name
 from ._models import Attachment, ToolResult, ToolUse
-from ._texts import duplicate_tool_use_id, invalid_tool_use_id, no_such_tool, tool_use_error
+from ._texts import duplicate_tool_use_id, invalid_tool_use_id, no_such_tool
 from ._tool import ContextModifier, ContextState
 from ._validation import CompiledTool
 
 if TYPE_CHECKING:
     from collections.abc import Container
+
+    # Only named in an annotation attrs never resolves: this module stays free of trio.
+    import trio  # noqa: TC004
 
 __all__ = [
     "Call",
@@ -33,7 +34,6 @@ __all__ = [
     "CallState",
     "error_outcome",
     "id_problem",
-    "raised_outcome",
     "unknown_tool_outcome",
 ]
 
@@ -72,12 +72,6 @@ def error_outcome(tool_use_id: str, text: str) -> CallOutcome:
 def unknown_tool_outcome(tool_use: ToolUse) -> CallOutcome:
     """The answer to a call naming no known tool (SPEC §4 step 1), wherever it is decided."""
     return error_outcome(tool_use.id, no_such_tool(tool_use.name))
-
-
-def raised_outcome(tool_use: ToolUse, exc: BaseException) -> CallOutcome:
-    """The answer to a call whose tool code raised a ``BaseException`` that stops the run."""
-    text = tool_use_error(f"Error: the tool raised {exception_name(exc)}; the run was stopped")
-    return error_outcome(tool_use.id, text)
 
 
 def id_problem(tool_use_id: str, seen: Container[str]) -> str | None:

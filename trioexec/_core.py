@@ -30,13 +30,12 @@ from ._call import (
     CallOutcome,
     error_outcome,
     id_problem,
-    raised_outcome,
     unknown_tool_outcome,
 )
 from ._concurrency import resolve_max_concurrency
 from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
-from ._groups import is_cancellation, split_cancelled
+from ._groups import exception_name, is_cancellation, split_cancelled
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._registry import ToolRegistry
@@ -46,6 +45,7 @@ from ._texts import (
     STREAMING_FALLBACK_MESSAGE,
     describe_tool_use,
     sibling_error_message,
+    tool_use_error,
 )
 from ._turn import Turn, cancel_at_end_of_instant
 
@@ -159,7 +159,7 @@ class RunCore:
                 call.parsed = _UNPARSED
             except BaseException as exc:
                 self._emit(call, "queued")
-                self.complete(call, raised_outcome(call.tool_use, exc), cascade=False)
+                self.complete(call, _raised_outcome(call, exc), cascade=False)
                 raise
         self._emit(call, "queued")
         return call
@@ -248,7 +248,7 @@ class RunCore:
             # Not an Exception (KeyboardInterrupt, SystemExit, ...): the run stops;
             # its siblings are answered as interrupted, never as a sibling error.
             self._mark_executing("user_interrupted")
-            self.complete(call, raised_outcome(call.tool_use, exc), cascade=False)
+            self.complete(call, _raised_outcome(call, exc), cascade=False)
             raise
         if outcome is None:
             self._finish_stopped(call)
@@ -645,6 +645,12 @@ def _event_data(outcome: CallOutcome) -> ToolResult | None:
 
 def _nothing() -> None:
     return None
+
+
+def _raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
+    """The answer to a call whose tool code raised a ``BaseException`` that stops the run."""
+    text = tool_use_error(f"Error: the tool raised {exception_name(exc)}; the run was stopped")
+    return error_outcome(call.tool_use.id, text)
 
 
 class _Unparsed:
