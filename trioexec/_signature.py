@@ -85,8 +85,12 @@ def read_signature(
     tool_name: str,
     input_type: type | None,
     input_schema: JSONObject | None,
+    context_types: Mapping[object, str],
 ) -> FunctionSignature:
     """Read ``func``'s parameters into a :class:`FunctionSignature` (see the module docstring).
+
+    ``context_types`` maps the classes that mark the context parameters
+    (``CallContext``, ``ProgressSender``) to their role, ``"ctx"`` or ``"progress"``.
 
     Raises:
         ToolDefinitionError: the function cannot take the input, a parameter
@@ -107,7 +111,7 @@ def read_signature(
             continue  # *args / **kwargs take nothing we must pass
         if param.kind is param.POSITIONAL_ONLY:
             positional_only.add(param.name)
-        role = _role(param, hints.get(param.name, param.annotation))
+        role = _role(param, hints.get(param.name, param.annotation), context_types)
         if role == "ctx" and ctx is None:
             ctx = param.name
         elif role == "progress" and progress is None:
@@ -190,17 +194,16 @@ def _hints(func: Callable[..., object]) -> dict[str, object]:
     return resolved
 
 
-def _role(param: inspect.Parameter, annotation: object) -> str | None:
-    from ._tool import CallContext, ProgressSender
-
+def _role(
+    param: inspect.Parameter, annotation: object, context_types: Mapping[object, str]
+) -> str | None:
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         options = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(options) == 1:
             annotation = options[0]
-    if annotation is CallContext:
-        return "ctx"
-    if annotation is ProgressSender:
-        return "progress"
+    for marker, role in context_types.items():
+        if annotation is marker:
+            return role
     if isinstance(annotation, str):
         bare = annotation.removesuffix("| None").strip()
         return _CONTEXT_NAMES.get(bare.rpartition(".")[2])

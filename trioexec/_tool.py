@@ -13,17 +13,16 @@ import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
+from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
 
 import attrs
 
 from ._errors import ToolDefinitionError
 from ._models import Content, JSONObject, JSONValue, ToolUse
+from ._permission_context import PermissionContext
+from ._rules import RuleBehavior
 from ._schema import schema_for_attrs
 from ._signature import FunctionSignature, read_signature
-
-if TYPE_CHECKING:
-    from ._permissions import PermissionContext
 
 __all__ = [
     "CallContext",
@@ -111,7 +110,7 @@ class CallContext:
     state: ContextState = attrs.field(factory=dict)
     cwd: Path = attrs.field(factory=Path.cwd)
     session_dir: Path | None = None
-    permissions: "PermissionContext | None" = None
+    permissions: PermissionContext | None = None
 
 
 class Tool(Generic[InputT]):
@@ -185,9 +184,32 @@ class Tool(Generic[InputT]):
         """The tool's own permission check.  Default: allow."""
         return _ALLOW
 
-    def match_rule_content(self, content: str, input: InputT, ctx: CallContext) -> bool:  # noqa: A002
-        """Whether a ``Tool(content)`` permission rule applies to this input.  Default: no."""
-        return False
+    def match_rule_content(
+        self,
+        content: str,
+        input: InputT,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool | None:
+        """Whether a ``Tool(content)`` permission rule applies to this input.
+
+        Args:
+            content: the rule's content (``npm test:*`` of ``Bash(npm test:*)``).
+            input: the validated input.
+            ctx: the call's context (``ctx.cwd`` for relative path patterns).
+            behavior: the kind of rule being matched.  A deny or ask rule
+                should catch what any part of the input does (one subcommand of
+                a compound command, a path behind a symlink); an allow rule must
+                cover all of it.
+
+        Returns:
+            True or False; None when the tool cannot interpret rule content
+            (the default).  The permission chain then fails closed: a deny or
+            ask rule with content applies to every call, an allow rule with
+            content never matches, and a warning is logged.
+        """
+        return None
 
     async def call(
         self,
@@ -269,13 +291,20 @@ def _is_block(value: object) -> bool:
 
 ToolFunction: TypeAlias = Callable[..., Awaitable[object]]
 """An async function :func:`function_tool` can make a tool of (see ``_signature``)."""
+RuleMatcher: TypeAlias = Callable[[str, InputT, RuleBehavior], bool]
+"""``(content, input, behavior) -> bool``: whether a ``name(content)`` rule applies."""
+
+
+_CONTEXT_TYPES: Mapping[object, str] = {CallContext: "ctx", ProgressSender: "progress"}
+"""The annotations that mark a function's context and progress parameters."""
 
 
 class FunctionTool(Tool[InputT]):
     """A tool made from an async function by :func:`function_tool`.
 
-    ``rule_matcher`` (None: the tool cannot interpret ``Tool(content)``
-    permission rules) answers :meth:`match_rule_content`.
+    ``rule_matcher(content, input, behavior)`` (None: the tool cannot
+    interpret ``Tool(content)`` permission rules) answers
+    :meth:`match_rule_content`.
     """
 
     def __init__(
@@ -291,12 +320,16 @@ class FunctionTool(Tool[InputT]):
         cancels_siblings_on_error: bool,
         max_result_size_chars: float,
         aliases: tuple[str, ...],
-        rule_matcher: Callable[[str, InputT], bool] | None = None,
+        rule_matcher: RuleMatcher[InputT] | None = None,
         signature: FunctionSignature | None = None,
     ) -> None:
         self._func = func
         self._signature = signature or read_signature(
-            func, tool_name=name, input_type=input_type, input_schema=input_schema
+            func,
+            tool_name=name,
+            input_type=input_type,
+            input_schema=input_schema,
+            context_types=_CONTEXT_TYPES,
         )
         self.rule_matcher = rule_matcher
         self._concurrency_safe = concurrency_safe
@@ -314,11 +347,18 @@ class FunctionTool(Tool[InputT]):
             return self._concurrency_safe(input)
         return self._concurrency_safe
 
-    def match_rule_content(self, content: str, input: InputT, ctx: CallContext) -> bool:  # noqa: A002
-        """``rule_matcher(content, input)``; False without a matcher."""
+    def match_rule_content(
+        self,
+        content: str,
+        input: InputT,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool | None:
+        """``rule_matcher(content, input, behavior)``; None without a matcher."""
         if self.rule_matcher is None:
-            return False
-        return self.rule_matcher(content, input)
+            return None
+        return self.rule_matcher(content, input, behavior)
 
     async def call(self, input: InputT, ctx: CallContext, progress: ProgressSender) -> object:  # noqa: A002
         args, kwargs = self._signature.arguments(input, ctx, progress)
@@ -343,7 +383,7 @@ def function_tool(
     cancels_siblings_on_error: bool = False,
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
-    rule_matcher: Callable[[str, Any], bool] | None = None,
+    rule_matcher: RuleMatcher[Any] | None = None,
 ) -> Callable[[ToolFunction], Tool[Any]]: ...
 
 
@@ -360,7 +400,7 @@ def function_tool(
     cancels_siblings_on_error: bool = False,
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
-    rule_matcher: Callable[[str, Any], bool] | None = None,
+    rule_matcher: RuleMatcher[Any] | None = None,
 ) -> Tool[Any] | Callable[[ToolFunction], Tool[Any]]:
     """Make a :class:`Tool` of an async function; use bare (``@function_tool``) or with options.
 
@@ -382,8 +422,10 @@ def function_tool(
     function's name, the description to its docstring.  The result is typed
     ``Tool[Any]`` so tools of different input types mix in one list.
 
-    ``rule_matcher(content, input)`` says whether a ``name(content)`` permission
-    rule applies to a call (e.g. ``match_bash_rule(content, input["command"])``).
+    ``rule_matcher(content, input, behavior)`` says whether a
+    ``name(content)`` permission rule of ``behavior`` (``"allow"``, ``"ask"``
+    or ``"deny"``) applies to a call (e.g.
+    ``match_bash_rule(content, input["command"], behavior=behavior)``).
     Without one, the tool cannot interpret rule content: a deny or ask rule
     with content then applies to every call of the tool, and an allow rule with
     content never matches.
@@ -393,7 +435,8 @@ def function_tool(
             an invalid name, a function that is not ``async def``, parameters
             that cannot take the input, an input type without a JSON Schema
             equivalent, an out-of-range ``interrupt_behavior`` or
-            ``max_result_size_chars``.
+            ``max_result_size_chars``, or a ``rule_matcher`` that cannot be
+            called with ``(content, input, behavior)``.
     """
     if interrupt_behavior not in ("cancel", "block"):
         raise ToolDefinitionError(
@@ -401,6 +444,8 @@ def function_tool(
         )
     if not (max_result_size_chars == math.inf or max_result_size_chars >= 0):
         raise ToolDefinitionError("max_result_size_chars must be >= 0 or math.inf")
+    if rule_matcher is not None:
+        _check_rule_matcher(rule_matcher)
 
     def decorate(func: ToolFunction) -> Tool[Any]:
         label = name or getattr(func, "__name__", None) or repr(func)
@@ -417,7 +462,11 @@ def function_tool(
         given = name if name is not None else getattr(func, "__name__", None)
         tool_name = check_tool_name(given, f"tool {label!r}")
         signature = read_signature(
-            func, tool_name=tool_name, input_type=input_type, input_schema=input_schema
+            func,
+            tool_name=tool_name,
+            input_type=input_type,
+            input_schema=input_schema,
+            context_types=_CONTEXT_TYPES,
         )
         doc = inspect.cleandoc(func.__doc__ or "")
         tool: Tool[Any] = FunctionTool(
@@ -440,3 +489,23 @@ def function_tool(
     if func is not None:
         return decorate(func)
     return decorate
+
+
+def _check_rule_matcher(matcher: Callable[..., bool]) -> None:
+    """Refuse a ``rule_matcher`` that cannot take ``(content, input, behavior)``.
+
+    A two-argument matcher would not know whether it matches a deny rule (any
+    part of a command) or an allow rule (every part), so it is refused when the
+    tool is defined rather than guessed at when a rule is matched.
+    """
+    try:
+        signature = inspect.signature(matcher)
+    except (TypeError, ValueError):  # a builtin without a signature: trust it
+        return
+    try:
+        signature.bind("content", None, "allow")
+    except TypeError:
+        raise ToolDefinitionError(
+            f"rule_matcher {getattr(matcher, '__name__', matcher)!r} must take "
+            "(content, input, behavior); behavior is 'allow', 'ask' or 'deny'"
+        ) from None

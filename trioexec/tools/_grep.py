@@ -23,7 +23,7 @@ from ._paths import display_path
 
 if TYPE_CHECKING:
     from .._models import JSONObject, JSONValue
-    from .._permissions import PermissionContext
+    from .._permission_context import PermissionContext
     from .._tool import CallContext, ProgressSender
 
 __all__ = ["GREP_SCHEMA", "GrepInput", "GrepTool", "OutputMode"]
