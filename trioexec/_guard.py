@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import attrs
 import trio
 
+from ._groups import collapse_cancelled
 from ._hook_output import HookOutcome, aggregate
-from ._hooks import HookEntry, HookEvent, HookInput, HookSet, collapse_cancelled, run_hooks
+from ._hooks import HookEntry, HookEvent, HookInput, HookSet, run_hooks
 from ._models import Attachment, JSONValue, content_to_api
 from ._permission_context import PermissionContext, PermissionModeName, claude_code_mode_name
 from ._permissions import check_permission_chain
