@@ -21,6 +21,8 @@ from trioexec import CallContext, HookInput, HookOutput, PermissionResult, Progr
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from trioexec._rules import RuleBehavior
+
 SETTINGS = {"permissions": {"allow": ["Bash(npm run test:*)"], "ask": ["Bash(git push:*)"],
                             "deny": ["Bash(rm:*)", "Bash(curl:*)"]}}  # fmt: skip
 
@@ -34,8 +36,11 @@ class FakeShell(trioexec.Tool[ShellInput]):
     name = "Bash"
     input_type = ShellInput
 
-    def match_rule_content(self, content: str, args: ShellInput, ctx: CallContext) -> bool:
-        return trioexec.match_bash_rule(content, args.command)  # Bash(npm run test:*) etc.
+    def match_rule_content(
+        self, content: str, args: ShellInput, ctx: CallContext, *, behavior: RuleBehavior
+    ) -> bool:
+        # Bash(npm run test:*) etc.; a deny rule catches any part of `ls && rm x`.
+        return trioexec.match_bash_rule(content, args.command, behavior=behavior)
 
     async def check_permissions(self, args: ShellInput, ctx: CallContext) -> PermissionResult:
         return PermissionResult.passthrough()  # no opinion of its own: the rules decide

@@ -31,14 +31,15 @@ from trioexec._guard import (
 )
 from trioexec._hook_output import HookBlockingError, HookOutput
 from trioexec._hooks import HookInput, HookSet, PythonHook
-from trioexec._permissions import PermissionContext
-from trioexec._rules import match_bash_rule
+from trioexec._permission_context import PermissionContext
+from trioexec._rules import RuleBehavior, match_bash_rule
 from trioexec._texts import REJECT_MESSAGE
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
 
     from trioexec._models import JSONValue
+    from trioexec._tool import RuleMatcher
 
 Input = dict[str, Any]
 DENIED = "Permission to use Bash has been denied."
@@ -66,8 +67,15 @@ class Shell(Tool[Input]):
         self.seen_permissions.append(ctx.permissions)
         return self.own
 
-    def match_rule_content(self, content: str, input: Input, ctx: CallContext) -> bool:  # noqa: A002
-        return match_bash_rule(content, input["command"])
+    def match_rule_content(
+        self,
+        content: str,
+        input: Input,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
+        return match_bash_rule(content, input["command"], behavior=behavior)
 
 
 class Recorder:
@@ -609,9 +617,7 @@ async def test_after_call_without_hooks_or_arguments() -> None:
 # --- rules on tools that do not read rule content -----------------------------------------
 
 
-def shell_tool(
-    ran: list[str], rule_matcher: Callable[[str, Input], bool] | None = None
-) -> Tool[Any]:
+def shell_tool(ran: list[str], rule_matcher: RuleMatcher[Input] | None = None) -> Tool[Any]:
     @function_tool(name="shell", rule_matcher=rule_matcher, input_schema=Shell().input_schema)
     async def shell(args: Input, ctx: CallContext, progress: ProgressSender) -> str:
         ran.append(args["command"])
@@ -634,8 +640,8 @@ async def test_a_content_deny_rule_stops_a_function_tool_without_a_matcher() -> 
 async def test_a_function_tool_with_a_matcher_is_denied_only_what_the_rule_covers() -> None:
     ran: list[str] = []
 
-    def matcher(content: str, args: Input) -> bool:
-        return trioexec.match_bash_rule(content, args["command"])
+    def matcher(content: str, args: Input, behavior: RuleBehavior) -> bool:
+        return trioexec.match_bash_rule(content, args["command"], behavior=behavior)
 
     rails = GuardRails.from_settings({"permissions": {"deny": ["shell(rm:*)"]}})
     uses = [

@@ -46,9 +46,9 @@ from ._models import ToolResult as ToolResult
 from ._models import ToolUse as ToolUse
 from ._models import Update as Update
 from ._partition import partition_tool_calls as partition_tool_calls
-from ._permissions import PermissionContext as PermissionContext
-from ._permissions import PermissionMode as PermissionMode
-from ._permissions import PermissionModeName as PermissionModeName
+from ._permission_context import PermissionContext as PermissionContext
+from ._permission_context import PermissionMode as PermissionMode
+from ._permission_context import PermissionModeName as PermissionModeName
 from ._registry import ToolRegistry as ToolRegistry
 from ._results import DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS
 from ._results import finalize_result as finalize_result

@@ -22,15 +22,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import attrs
 import trio
 
+from ._groups import collapse_cancelled
 from ._hook_output import HookOutcome, aggregate
-from ._hooks import HookEntry, HookEvent, HookInput, HookSet, collapse_cancelled, run_hooks
+from ._hooks import HookEntry, HookEvent, HookInput, HookSet, run_hooks
 from ._models import Attachment, JSONValue, content_to_api
-from ._permissions import (
-    PermissionContext,
-    PermissionMode,
-    PermissionModeName,
-    check_permission_chain,
-)
+from ._permission_context import PermissionContext, PermissionModeName, claude_code_mode_name
+from ._permissions import check_permission_chain
 from ._settings import SettingsSource, load_settings
 from ._texts import (
     REJECT_MESSAGE,
@@ -60,11 +57,6 @@ logger = logging.getLogger("trioexec.guard")
 CanUseTool: TypeAlias = Callable[[str, Mapping[str, JSONValue], str], Awaitable[PermissionResult]]
 """``async (tool_name, input, tool_use_id) -> PermissionResult``: the application's
 answer to an "ask" (allow, maybe with a replaced input, or deny with an optional message)."""
-
-_HOOK_MODE_NAMES: dict[PermissionMode, str] = {
-    "default": "default",
-    "bypass": "bypassPermissions",
-}
 
 
 @attrs.frozen
@@ -352,7 +344,7 @@ def _hook_input(
         session_id=guard.session_id,
         transcript_path=guard.transcript_path,
         cwd=cwd,
-        permission_mode=_HOOK_MODE_NAMES[guard.permissions.mode],
+        permission_mode=claude_code_mode_name(guard.permissions.mode),
         hook_event_name=event,
         tool_name=tool.name,
         tool_input=tool_input,

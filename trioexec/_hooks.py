@@ -18,18 +18,18 @@ registered twice) run once.  A hook that times out or fails gives no decision.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
 import trio
 
 from ._errors import ConfigurationError
+from ._groups import collapse_cancelled
 from ._hook_command import interpret_command_run, run_command
 from ._hook_output import HookBlockingError, HookOutput, HookResult, result_from_output
 from ._models import JSONObject, JSONValue
@@ -46,7 +46,6 @@ __all__ = [
     "HookInput",
     "HookSet",
     "PythonHook",
-    "collapse_cancelled",
     "compile_matcher",
     "run_hooks",
 ]
@@ -279,24 +278,6 @@ def _parse_hooks_section(section: object, source: str) -> tuple[HookEntry, ...]:
                     raise fail(f"{where}.timeout", "expected a positive number") from None
                 entries.append(HookEntry(event, matcher, CommandHook(command), seconds))
     return tuple(entries)
-
-
-@contextlib.contextmanager
-def collapse_cancelled() -> Iterator[None]:
-    """Turn a nursery's group of nothing but ``Cancelled`` into one plain ``Cancelled``.
-
-    Callers then see cancellation the way they would from a single await.
-    """
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        cancelled, rest = group.split(trio.Cancelled)
-        if rest is None and cancelled is not None:
-            leaf: BaseException = cancelled
-            while isinstance(leaf, BaseExceptionGroup):
-                leaf = leaf.exceptions[0]
-            raise leaf from None
-        raise
 
 
 async def run_hooks(

@@ -6,11 +6,17 @@ them byte for byte.  Functions build the ones with placeholders.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._models import ToolUse
+
 __all__ = [
     "CANCEL_MESSAGE",
     "REJECT_MESSAGE",
     "STOPPED_BY_HOOK",
     "STREAMING_FALLBACK_MESSAGE",
+    "describe_tool_use",
     "duplicate_tool_use_id",
     "hook_denied_message",
     "hook_error_message",
@@ -101,3 +107,31 @@ def duplicate_tool_use_id(tool_use_id: str) -> str:
     return tool_use_error(
         f"Error: Duplicate tool_use id {tool_use_id!r}: every tool_use needs its own id"
     )
+
+
+_DESCRIPTION_KEYS = ("command", "file_path", "pattern")
+
+
+def describe_tool_use(tool_use: ToolUse) -> str:
+    """``Name(first 40 chars…)`` of the first non-empty command/file_path/pattern."""
+    for key in _DESCRIPTION_KEYS:
+        value = tool_use.input.get(key)
+        if isinstance(value, str) and value:
+            return f"{tool_use.name}({_first_40_units(value)})"
+    return tool_use.name
+
+
+def _first_40_units(text: str) -> str:
+    """The first 40 UTF-16 code units (as JavaScript counts them), ``…`` if cut.
+
+    A cut through a surrogate pair drops the lone half, so the text stays valid.
+    """
+    if len(text) <= 20:  # at most 40 units whatever the characters
+        return text
+    encoded = text.encode("utf-16-le", "surrogatepass")
+    if len(encoded) <= 80:
+        return text
+    head = encoded[:80]
+    if 0xD8 <= head[-1] <= 0xDB:  # the last unit opens a surrogate pair
+        head = head[:-2]
+    return head.decode("utf-16-le", "surrogatepass") + "…"

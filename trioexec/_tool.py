@@ -12,15 +12,14 @@ import inspect
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 import attrs
 
 from ._errors import ToolDefinitionError
 from ._models import Content, JSONObject, JSONValue, ToolUse
-
-if TYPE_CHECKING:
-    from ._permissions import PermissionContext
+from ._permission_context import PermissionContext
+from ._rules import RuleBehavior
 
 __all__ = [
     "CallContext",
@@ -106,7 +105,7 @@ class CallContext:
     state: ContextState = attrs.field(factory=dict)
     cwd: Path = attrs.field(factory=Path.cwd)
     session_dir: Path | None = None
-    permissions: "PermissionContext | None" = None
+    permissions: PermissionContext | None = None
 
 
 class Tool(Generic[InputT]):
@@ -139,9 +138,32 @@ class Tool(Generic[InputT]):
         """The tool's own permission check.  Default: allow."""
         return _ALLOW
 
-    def match_rule_content(self, content: str, input: InputT, ctx: CallContext) -> bool:  # noqa: A002
-        """Whether a ``Tool(content)`` permission rule applies to this input.  Default: no."""
-        return False
+    def match_rule_content(
+        self,
+        content: str,
+        input: InputT,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool | None:
+        """Whether a ``Tool(content)`` permission rule applies to this input.
+
+        Args:
+            content: the rule's content (``npm test:*`` of ``Bash(npm test:*)``).
+            input: the validated input.
+            ctx: the call's context (``ctx.cwd`` for relative path patterns).
+            behavior: the kind of rule being matched.  A deny or ask rule
+                should catch what any part of the input does (one subcommand of
+                a compound command, a path behind a symlink); an allow rule must
+                cover all of it.
+
+        Returns:
+            True or False; None when the tool cannot interpret rule content
+            (the default).  The permission chain then fails closed: a deny or
+            ask rule with content applies to every call, an allow rule with
+            content never matches, and a warning is logged.
+        """
+        return None
 
     async def call(
         self,
@@ -177,13 +199,16 @@ def _is_block(value: object) -> bool:
 
 
 ToolFunction: TypeAlias = Callable[[InputT, CallContext, ProgressSender], Awaitable[object]]
+RuleMatcher: TypeAlias = Callable[[str, InputT, RuleBehavior], bool]
+"""``(content, input, behavior) -> bool``: whether a ``name(content)`` rule applies."""
 
 
 class FunctionTool(Tool[InputT]):
     """A tool made from an async function by :func:`function_tool`.
 
-    ``rule_matcher`` (None: the tool cannot interpret ``Tool(content)``
-    permission rules) answers :meth:`match_rule_content`.
+    ``rule_matcher(content, input, behavior)`` (None: the tool cannot
+    interpret ``Tool(content)`` permission rules) answers
+    :meth:`match_rule_content`.
     """
 
     def __init__(
@@ -199,7 +224,7 @@ class FunctionTool(Tool[InputT]):
         cancels_siblings_on_error: bool,
         max_result_size_chars: float,
         aliases: tuple[str, ...],
-        rule_matcher: Callable[[str, InputT], bool] | None = None,
+        rule_matcher: RuleMatcher[InputT] | None = None,
     ) -> None:
         self._func = func
         self.rule_matcher = rule_matcher
@@ -218,11 +243,18 @@ class FunctionTool(Tool[InputT]):
             return self._concurrency_safe(input)
         return self._concurrency_safe
 
-    def match_rule_content(self, content: str, input: InputT, ctx: CallContext) -> bool:  # noqa: A002
-        """``rule_matcher(content, input)``; False without a matcher."""
+    def match_rule_content(
+        self,
+        content: str,
+        input: InputT,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool | None:
+        """``rule_matcher(content, input, behavior)``; None without a matcher."""
         if self.rule_matcher is None:
-            return False
-        return self.rule_matcher(content, input)
+            return None
+        return self.rule_matcher(content, input, behavior)
 
     async def call(self, input: InputT, ctx: CallContext, progress: ProgressSender) -> object:  # noqa: A002
         return await self._func(input, ctx, progress)
@@ -239,7 +271,7 @@ def function_tool(
     cancels_siblings_on_error: bool = False,
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
-    rule_matcher: Callable[[str, InputT], bool] | None = None,
+    rule_matcher: RuleMatcher[InputT] | None = None,
 ) -> Callable[[ToolFunction[InputT]], Tool[Any]]:
     """Decorate ``async def f(input, ctx, progress)`` to make a :class:`Tool`.
 
@@ -248,15 +280,18 @@ def function_tool(
     function receives the dict.  The name defaults to the function's name.  The
     result is typed ``Tool[Any]`` so tools of different input types mix in one list.
 
-    ``rule_matcher(content, input)`` says whether a ``name(content)`` permission
-    rule applies to a call (e.g. ``match_bash_rule(content, input["command"])``).
+    ``rule_matcher(content, input, behavior)`` says whether a
+    ``name(content)`` permission rule of ``behavior`` (``"allow"``, ``"ask"``
+    or ``"deny"``) applies to a call (e.g.
+    ``match_bash_rule(content, input["command"], behavior=behavior)``).
     Without one, the tool cannot interpret rule content: a deny or ask rule
     with content then applies to every call of the tool, and an allow rule with
     content never matches.
 
     Raises:
         ToolDefinitionError: ``interrupt_behavior`` or ``max_result_size_chars``
-            is out of range.
+            is out of range, or ``rule_matcher`` cannot be called with
+            ``(content, input, behavior)``.
     """
     if interrupt_behavior not in ("cancel", "block"):
         raise ToolDefinitionError(
@@ -264,6 +299,8 @@ def function_tool(
         )
     if not (max_result_size_chars == math.inf or max_result_size_chars >= 0):
         raise ToolDefinitionError("max_result_size_chars must be >= 0 or math.inf")
+    if rule_matcher is not None:
+        _check_rule_matcher(rule_matcher)
 
     def decorate(func: ToolFunction[InputT]) -> Tool[Any]:
         if not inspect.iscoroutinefunction(func):
@@ -286,3 +323,23 @@ def function_tool(
         )
 
     return decorate
+
+
+def _check_rule_matcher(matcher: Callable[..., bool]) -> None:
+    """Refuse a ``rule_matcher`` that cannot take ``(content, input, behavior)``.
+
+    A two-argument matcher would not know whether it matches a deny rule (any
+    part of a command) or an allow rule (every part), so it is refused when the
+    tool is defined rather than guessed at when a rule is matched.
+    """
+    try:
+        signature = inspect.signature(matcher)
+    except (TypeError, ValueError):  # a builtin without a signature: trust it
+        return
+    try:
+        signature.bind("content", None, "allow")
+    except TypeError:
+        raise ToolDefinitionError(
+            f"rule_matcher {getattr(matcher, '__name__', matcher)!r} must take "
+            "(content, input, behavior); behavior is 'allow', 'ask' or 'deny'"
+        ) from None

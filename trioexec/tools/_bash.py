@@ -32,6 +32,8 @@ from ._bash_classifier import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from .._rules import RuleBehavior
+
 __all__ = [
     "BashInput",
     "BashProgress",
@@ -181,11 +183,22 @@ class BashTool(Tool[BashInput]):
                 return PermissionResult.allow()
         return PermissionResult.passthrough()
 
-    def match_rule_content(self, content: str, input: BashInput, ctx: CallContext) -> bool:  # noqa: A002
-        """Match a ``Bash(content)`` rule (prefix ``cmd:*``, wildcard or exact)."""
+    def match_rule_content(
+        self,
+        content: str,
+        input: BashInput,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
+        """Match a ``Bash(content)`` rule (prefix ``cmd:*``, wildcard or exact).
+
+        A deny or ask rule catches the command when any part of it matches;
+        an allow rule must cover every part (:func:`~trioexec.permissions.match_bash_rule`).
+        """
         from .._rules import match_bash_rule
 
-        return match_bash_rule(content, input.command)
+        return match_bash_rule(content, input.command, behavior=behavior)
 
     async def call(self, input: BashInput, ctx: CallContext, progress: ProgressSender) -> str:  # noqa: A002
         """Run the command and return its output (stdout, then stderr).

@@ -37,7 +37,7 @@ from ._ripgrep import (
 
 if TYPE_CHECKING:
     from .._models import JSONObject, JSONValue
-    from .._permissions import PermissionContext
+    from .._permission_context import PermissionContext
     from .._tool import CallContext, ProgressSender
 
 __all__ = ["GREP_SCHEMA", "GrepInput", "GrepTool", "OutputMode"]
