@@ -177,11 +177,24 @@ AttachmentKind: TypeAlias = Literal[
 
 @attrs.frozen
 class Attachment:
-    """A record that travels with a call's result to the next user message."""
+    """A record that travels with a call's result to the next user message.
+
+    Attributes:
+        tool_use_id: the call the record belongs to.
+        kind: what the record says.
+        text: the record's text (a context, a blocking error, a stop reason).
+        hook_name: ``{event}:{tool}`` (``PostToolUse:Bash``) of the hook that
+            made it; the model reads it (``PostToolUse:Bash hook additional
+            context: ...``).  Empty: a record the application made.
+        command: for ``hook_blocking_error``: the hook's command (a Python
+            hook's qualified name).
+    """
 
     tool_use_id: str
     kind: AttachmentKind
     text: str
+    hook_name: str = ""
+    command: str = ""
 
 
 @attrs.frozen

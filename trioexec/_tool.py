@@ -165,6 +165,16 @@ class Tool(Generic[InputT]):
         """
         return None
 
+    def rule_denial_message(self, input: InputT, ctx: CallContext) -> str | None:  # noqa: A002
+        """The model's text when a ``Tool(content)`` deny rule matches this input.
+
+        None (the default): ``Permission to use {name} has been denied.``  The
+        standard tools name what was denied, as Claude Code does: ``Permission
+        to use Bash with command {command} has been denied.``, ``Permission to
+        read {path} has been denied.``, ``Permission to edit {path} has been denied.``
+        """
+        return None
+
     async def call(
         self,
         input: InputT,  # noqa: A002
