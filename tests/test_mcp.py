@@ -13,16 +13,16 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
 
 pytest.importorskip("mcp")
 
-from trioexec import (  # noqa: E402
+from trioexec import (
     GuardRails,
     ImageBlock,
     ProgressUpdate,
@@ -33,8 +33,8 @@ from trioexec import (  # noqa: E402
     open_streaming_executor,
     run_tools,
 )
-from trioexec._permission_context import PermissionContext  # noqa: E402
-from trioexec.mcp import (  # noqa: E402
+from trioexec._permission_context import PermissionContext
+from trioexec.mcp import (
     McpConfig,
     McpProgress,
     McpServerConfig,
@@ -43,6 +43,9 @@ from trioexec.mcp import (  # noqa: E402
     open_mcp_servers,
     parse_mcp_config,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 SERVER = Path(__file__).parent / "data" / "mcp_test_server.py"
 REJECTED = "The user doesn't want to proceed with this tool use."
@@ -242,13 +245,13 @@ async def test_cancelling_a_call_sends_the_mcp_cancellation(tmp_path: Path) -> N
         async with open_streaming_executor(servers.tools, turn=turn) as executor:
             executor.add_tool(ToolUse("h", "mcp__test__hang", {}))
             with trio.fail_after(10):
-                while not executor.in_progress_ids:
+                while not executor.in_progress_ids:  # noqa: ASYNC110 - a real process starts
                     await trio.sleep(0.01)
             await trio.sleep(0.3)  # the request reaches the server
             turn.interrupt()  # read-only: interrupt_behavior "cancel"
             results = [u async for u in executor.remaining()]
         with trio.fail_after(10):
-            while not (tmp_path / "cancelled").exists():
+            while not (tmp_path / "cancelled").exists():  # noqa: ASYNC110 - the server's file
                 await trio.sleep(0.02)
     (update,) = results
     assert update.result.is_error
@@ -358,7 +361,7 @@ def _free_port() -> int:
 
 async def test_an_http_server_is_reached_by_its_url(tmp_path: Path) -> None:
     port = _free_port()
-    process = subprocess.Popen(
+    process = await trio.lowlevel.open_process(
         [sys.executable, str(SERVER), str(tmp_path), "http", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -389,4 +392,5 @@ async def test_an_http_server_is_reached_by_its_url(tmp_path: Path) -> None:
         assert "failed on purpose: remote" in outcome.results[0].text
     finally:
         process.terminate()
-        process.wait(10)
+        with trio.move_on_after(10):
+            await process.wait()

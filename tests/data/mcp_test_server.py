@@ -1,10 +1,11 @@
 """A small MCP server for trioexec's tests, spoken to over stdio.
 
 Run as ``python mcp_test_server.py MARKER_DIR`` (stdio), or
-``python mcp_test_server.py MARKER_DIR http PORT`` (streamable HTTP on 127.0.0.1).  It writes its pid to
-``MARKER_DIR/pid-<name>`` (the name is the ``MCP_TEST_NAME`` environment
-variable, default ``server``) so tests can check that no server outlives its
-context, and its tools leave marker files there:
+``python mcp_test_server.py MARKER_DIR http PORT`` (streamable HTTP on
+127.0.0.1).  It writes its pid to ``MARKER_DIR/pid-<name>`` (the name is
+the ``MCP_TEST_NAME`` environment variable, default ``server``) so tests can
+check that no server outlives its context, and its tools leave marker files
+there:
 
 * ``meet`` (read-only): writes ``MARKER_DIR/<me>`` then waits up to 10 s for
   ``MARKER_DIR/<peer>``; two calls overlap only if both find each other.
