@@ -104,7 +104,18 @@ def test_example_runs(name: str) -> None:
         assert line in done.stdout, f"{name} did not print {line!r}:\n{done.stdout}"
 
 
-@pytest.mark.parametrize("package", ["trioexec", "trioexec.tools", "trioexec.testing"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "trioexec",
+        "trioexec.hooks",
+        "trioexec.lowlevel",
+        "trioexec.permissions",
+        "trioexec.results",
+        "trioexec.testing",
+        "trioexec.tools",
+    ],
+)
 def test_api_reference_names_every_export(package: str) -> None:
     text = API_DOC.read_text(encoding="utf-8")
     module = importlib.import_module(package)
