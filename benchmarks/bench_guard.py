@@ -24,14 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from trioexec import CallContext, PermissionResult, Tool, ToolUse
-from trioexec._bash_rules import match_bash_rule
-from trioexec._guard import GuardRails, authorize_call
-from trioexec._hook_output import HookOutput
-from trioexec._hooks import HookInput, HookSet
-
-if TYPE_CHECKING:
-    from trioexec._rules import RuleBehavior
+from trioexec import CallContext, GuardRails, PermissionResult, Tool, ToolUse
+from trioexec.hooks import HookInput, HookOutput, HookSet
+from trioexec.lowlevel import authorize_call
+from trioexec.permissions import RuleBehavior, match_bash_rule
 
 RULES = {
     "permissions": {
