@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-PUBLIC_PACKAGES = ["trioexec", "trioexec.testing", "trioexec.tools"]
+PUBLIC_PACKAGES = ["trioexec", "trioexec.testing", "trioexec.tools", "trioexec.mcp"]
 # Public subpackages may be reached as attributes once imported; ``annotations``
 # is bound by ``from __future__ import annotations``.
-ALLOWED_EXTRA = {"annotations", "testing", "tools"}
+ALLOWED_EXTRA = {"annotations", "testing", "tools", "mcp"}
 
 
 def explicit_reexports(module: types.ModuleType) -> tuple[set[str], set[str]]:
