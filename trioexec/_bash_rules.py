@@ -158,6 +158,8 @@ def _form(words: tuple[Word, ...] | View) -> _Form:
         elif options and text.startswith("--") and len(text) > 2:
             flag = text.partition("=")[0]
             flags.add(table.get(flag, flag))
+            # `--forc` is `--force` to getopt_long and git: a unique prefix names the option.
+            flags.update(table[k] for k in table if k.startswith(flag) and len(flag) > 3)
         elif options and text.startswith("-") and len(text) > 1 and not text[1:].isdigit():
             for letter in text[1:]:
                 flag = "-" + letter

@@ -168,6 +168,8 @@ def command_views(analysis: ShellAnalysis) -> Iterator[View]:
     if _hides_code_in_strings(analysis):
         yield UNSURE
     for command in analysis.commands:
+        for assignment in command.assignments:
+            yield from _assignment(assignment, 0)
         if command.words:
             yield from _views(command.words, command, 0)
     for redirect in analysis.redirects:
@@ -178,6 +180,42 @@ def command_views(analysis: ShellAnalysis) -> Iterator[View]:
                 inner = analyse(line)
                 for command in () if inner.unparsed else inner.commands:
                     yield from _views(command.words, command, _MAX_DEPTH - 2)
+
+
+_RUNS_VALUE = frozenset(
+    ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL",
+     "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "LESSOPEN", "LESSCLOSE", "GIT_EXTERNAL_DIFF",
+     "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PROMPT_COMMAND", "BROWSER",
+     "GIT_PROXY_COMMAND", "RSYNC_RSH", "CVS_RSH", "FCEDIT", "SYSTEMD_PAGER", "DIFFTOOL"]
+)  # fmt: skip
+"""Environment variables whose value a program runs as a command."""
+_CHANGES_WHAT_RUNS = frozenset(
+    ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES",
+     "DYLD_LIBRARY_PATH", "BASH_ENV", "ENV", "IFS", "SHELLOPTS", "BASHOPTS", "PS4",
+     "PERL5OPT", "PERL5LIB", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS",
+     "RUBYOPT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG", "GIT_CONFIG_GLOBAL",
+     "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "GIT_DIR", "GIT_WORK_TREE",
+     "GIT_TEMPLATE_DIR", "GIT_CEILING_DIRECTORIES", "ZDOTDIR", "HISTFILE", "INPUTRC",
+     "RIPGREP_CONFIG_PATH", "NPM_CONFIG_SCRIPT_SHELL"]
+)  # fmt: skip
+"""Environment variables that make programs run code the line does not show."""
+
+
+def _assignment(word: Word, depth: int) -> Iterator[View]:
+    """``NAME=value`` before a command, after ``env``/``export``: a value some program runs."""
+    name, eq, value = word.text.partition("=")
+    if not eq:
+        return
+    name = name.rstrip("+")
+    if name in _RUNS_VALUE:
+        yield from _script(Word(value, static=word.static), depth)
+    elif name in _CHANGES_WHAT_RUNS or name.startswith(
+        ("BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+    ):
+        yield UNSURE
+
+
+_DECLARATIONS = frozenset(["export", "declare", "typeset", "local", "readonly", "env", "sudo"])
 
 
 def runs_other_commands(command: SimpleCommand) -> bool:
@@ -207,6 +245,10 @@ def _views(words: Sequence[Word], command: SimpleCommand, depth: int) -> Iterato
     if base != name.text:
         view = (Word(base, base), *words[1:])
         yield view
+    if base in _DECLARATIONS:
+        for word in view[1:]:
+            if "=" in word.text and not word.text.startswith(("-", "=")):
+                yield from _assignment(word, depth)
     if base in _ALWAYS_UNSURE:
         yield UNSURE
     elif base in _SHELLS:
@@ -253,6 +295,8 @@ def _wrapper(base: str, view: View, command: SimpleCommand, depth: int) -> Itera
     if base == "command" and any(w.text in ("-v", "-V") for w in view[1:2]):
         return  # `command -v rm` only looks the name up
     start, scripts = _after_options(view, options)
+    if base in _PERMUTED:  # getopt permutes: `su root -c 'rm x'`, `flock /tmp/l -c 'rm x'`
+        scripts.extend(_permuted_scripts(view, options))
     for script in scripts:
         yield from _script(script, depth)
     if start is None:  # an option it does not know: any later word may start the command
@@ -267,6 +311,30 @@ def _wrapper(base: str, view: View, command: SimpleCommand, depth: int) -> Itera
     if base in ("sudo", "doas") and ({"-s", "-i", "--shell", "--login"} & _flags(view)):
         yield from _script(_joined(rest), depth)
     yield from _views(rest, command, depth + 1)
+
+
+_PERMUTED = frozenset(["su", "runuser", "flock", "script"])
+"""Wrappers whose script option may follow their operands."""
+
+
+def _permuted_scripts(view: View, options: _Options) -> list[Word]:
+    found: list[Word] = []
+    for index, word in enumerate(view[1:], start=1):
+        text = word.text
+        if text == "--":
+            break
+        name, eq, value = text[2:].partition("=")
+        if text.startswith("--") and name in options.long_scripts:
+            found.append(Word(value, static=word.static) if eq else _at(view, index + 1))
+        elif text.startswith("-") and not text.startswith("--"):
+            for k, letter in enumerate(text[1:], start=1):
+                if letter in options.scripts:
+                    rest = text[k + 1 :]
+                    found.append(Word(rest, static=word.static) if rest else _at(view, index + 1))
+                    break
+                if letter in options.short_args:
+                    break
+    return found
 
 
 def _flags(view: View) -> set[str]:

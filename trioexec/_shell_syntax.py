@@ -177,6 +177,26 @@ def analyse(command: str) -> ShellAnalysis:
     """
     if len(command) > _MAX_SOURCE or "\0" in command:
         return ShellAnalysis(command, unparsed=True)
+    analysis = _analyse(command)
+    if "\\\n" in command:
+        # bash removes a backslash-newline before it splits words (`r\<newline>m` is
+        # `rm`); the grammar does not always.  Read the joined line too: every
+        # command either reading finds may run, and where the two differ the line
+        # is not modelled.
+        joined = _analyse(command.replace("\\\n", ""))
+        ours = [c.words for c in analysis.commands]
+        if [c.words for c in joined.commands] != ours:
+            analysis = attrs.evolve(
+                analysis,
+                commands=analysis.commands + joined.commands,
+                redirects=analysis.redirects + joined.redirects,
+                unmodelled=(*analysis.unmodelled, "line continuation"),
+                unparsed=analysis.unparsed or joined.unparsed,
+            )
+    return analysis
+
+
+def _analyse(command: str) -> ShellAnalysis:
     data = command.encode("utf-8", "surrogatepass")
     tree = _parser().parse(data)
     if tree.root_node.has_error and _OPERATOR_WORD.search(data):
@@ -263,6 +283,7 @@ _COMPOUND = {
     "negated_command": "negation",
 }
 _REDIRECTS = frozenset(["file_redirect", "heredoc_redirect", "herestring_redirect"])
+_PLAIN_LEAVES = frozenset(["word", "regex", "string_content", "extglob_pattern", "number"])
 _HEREDOC_PARTS = frozenset(["heredoc_start", "heredoc_body", "heredoc_end"])
 _SUBSTITUTIONS = frozenset(["command_substitution", "process_substitution"])
 _DYNAMIC = frozenset(
@@ -300,6 +321,12 @@ def decode_ansi_c(body: str) -> str:
         return _SIMPLE_ESCAPES.get(other, "\\" + other)
 
     return _ANSI_ESCAPE.sub(one, body)
+
+
+def _hides_substitution(text: str) -> bool:
+    """Whether a leaf the grammar took for plain text holds a ``$(`` or backtick bash would run."""
+    bare = re.sub(r"\\.", "", text, flags=re.DOTALL)
+    return "`" in bare or "$(" in bare
 
 
 def _unescape_unquoted(text: str) -> str:
@@ -410,6 +437,12 @@ class _Reader:
         if node.type in _SUBSTITUTIONS:
             self.substitution(node)
             return
+        if (
+            node.child_count == 0
+            and node.type in _PLAIN_LEAVES
+            and _hides_substitution(self.source(node))
+        ):
+            self.broken = True
         if node.type == "subscript":
             self.unmodelled.append("subscript")
         elif node.type in ("arithmetic_expansion", "ansi_c_string"):
@@ -587,6 +620,8 @@ class _Reader:
                 for child in node.children:
                     self.word_parts(child, parts, unquoted, flags)
                 return
+            if _hides_substitution(text):
+                self.broken = True  # e.g. a backtick inside `${x:-...}`: not modelled
             value = _unescape_unquoted(text)
             parts.append(value)
             unquoted.append(re.sub(r"\\.", "_", text, flags=re.DOTALL))
@@ -599,6 +634,8 @@ class _Reader:
         elif kind == "string":
             for child in node.children:
                 if child.type == "string_content":
+                    if _hides_substitution(self.source(child)):
+                        self.broken = True
                     parts.append(_unescape_double(self.source(child)))
                 elif child.is_named:
                     self.word_parts(child, parts, [], flags)
@@ -634,6 +671,8 @@ class _Reader:
             parts.append("$")
             flags["static"] = False
         else:  # test operators, regexes, extglob patterns: taken as written
+            if node.child_count == 0 and _hides_substitution(text):
+                self.broken = True
             parts.append(text)
             unquoted.append(text)
             self.search(node)

@@ -447,6 +447,10 @@ _PLAIN_COMMANDS = (
 
 _COMMANDS: dict[str, ArgCheck] = {
     **dict.fromkeys(_PLAIN_COMMANDS, _any_args),
+    # `test -v 'a[$(cmd)]'` and `printf -v 'a[$(cmd)]'` evaluate an array subscript.
+    "test": _forbid(short="vR"),
+    "[": _forbid(short="vR"),
+    "printf": _forbid(short="v"),
     "find": _find,
     "sort": _forbid(long=("output", "compress-program"), short="o"),
     "uniq": _max_operands(1, valued=("-f", "-s", "-w"), forbidden=()),

@@ -1,0 +1,79 @@
+"""The adversarial shell corpus: deny/ask rules, allow rules and the read-only check.
+
+``tests/data/shell_corpus.json`` holds command lines, each tagged with where it
+comes from (``issue-11``: the bypass classes of the guard-rails issue;
+``codex:command_safety``: the cases of Codex's command-safety tests;
+``claude-code#N``: public Claude Code permission-bypass reports;
+``shell-knowledge``: further ways a command hides in bash), and what must hold:
+
+- ``deny``: each rule, as a deny and as an ask rule, applies (zero bypasses);
+- ``not_deny``: each rule, as a deny rule, does not apply (no false alarm);
+- ``allow`` / ``not_allow``: each rule, as an allow rule, covers / never covers it;
+- ``read_only``: what the read-only classifier must answer.
+
+``stricter`` names a case where trioexec is deliberately stricter than the
+command needs (a false positive); the note lists them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trioexec.permissions import match_bash_rule
+from trioexec.tools import is_read_only_command
+
+CORPUS: list[dict[str, Any]] = json.loads(
+    (Path(__file__).parent / "data" / "shell_corpus.json").read_text(encoding="utf-8")
+)
+KEYS = {
+    "command",
+    "source",
+    "deny",
+    "not_deny",
+    "allow",
+    "not_allow",
+    "read_only",
+    "note",
+    "stricter",
+}
+
+
+def _id(case: dict[str, Any]) -> str:
+    return f"{case['source']}:{case['command'][:60]!r}"
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[_id(c) for c in CORPUS])
+def test_shell_corpus_case(case: dict[str, Any]) -> None:
+    command = case["command"]
+    for rule in case.get("deny", ()):
+        assert match_bash_rule(rule, command, behavior="deny"), f"deny {rule!r} bypassed"
+        assert match_bash_rule(rule, command, behavior="ask"), f"ask {rule!r} bypassed"
+    for rule in case.get("not_deny", ()):
+        assert not match_bash_rule(rule, command, behavior="deny"), f"deny {rule!r} misfired"
+    for rule in case.get("allow", ()):
+        assert match_bash_rule(rule, command, behavior="allow"), f"allow {rule!r} missed"
+    for rule in case.get("not_allow", ()):
+        assert not match_bash_rule(rule, command, behavior="allow"), f"allow {rule!r} covers it"
+    if "read_only" in case:
+        assert is_read_only_command(command) is case["read_only"]
+
+
+def test_the_corpus_is_large_tagged_and_well_formed() -> None:
+    assert len(CORPUS) >= 400
+    sources = Counter(case["source"].split("#")[0].split(":")[0] for case in CORPUS)
+    assert {"issue-11", "codex", "claude-code", "shell-knowledge"} <= set(sources)
+    for case in CORPUS:
+        assert set(case) <= KEYS, case
+        assert set(case) - {"command", "source", "note", "stricter"}, f"asserts nothing: {case}"
+
+
+def test_every_fail_closed_case_is_never_read_only() -> None:
+    """A command a deny rule must catch is never judged read-only (it would run unasked)."""
+    for case in CORPUS:
+        if "rm:*" in case.get("deny", ()):
+            assert not is_read_only_command(case["command"]), case["command"]
