@@ -27,7 +27,14 @@ from ._shell_syntax import ShellAnalysis, SimpleCommand, Word, analyse
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-__all__ = ["UNSURE", "View", "command_views", "runs_other_commands", "write_targets"]
+__all__ = [
+    "UNSURE",
+    "View",
+    "command_views",
+    "nested_scripts",
+    "runs_other_commands",
+    "write_targets",
+]
 
 View = tuple[Word, ...]
 UNSURE: View = (Word("\0", "\0", static=False),)
@@ -161,8 +168,23 @@ _ALWAYS_UNSURE = frozenset(["source", ".", "coproc", "exec-as", "enable"])
 _SCRIPT_FIRST_OPERAND = frozenset(["eval", "trap", "alias"])
 
 
+_SCRIPT = Word("\0script", "\0script", static=False)
+"""Marks a pseudo-view ``(_SCRIPT, Word(script))``: a script the line hands to a shell."""
+
+
 def command_views(analysis: ShellAnalysis) -> Iterator[View]:
     """Every command ``analysis`` may run, as word tuples (see the module docstring)."""
+    for view in _all_views(analysis):
+        if view[0] is not _SCRIPT:
+            yield view
+
+
+def nested_scripts(analysis: ShellAnalysis) -> list[ShellAnalysis]:
+    """The scripts the line hands to a shell, ``eval``, ``trap``... (at any depth), parsed."""
+    return [analyse(v[1].text) for v in _all_views(analysis) if v[0] is _SCRIPT]
+
+
+def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
     if analysis.unparsed:
         yield UNSURE
     if _hides_code_in_strings(analysis):
@@ -277,6 +299,7 @@ def _script(word: Word | str, depth: int) -> Iterator[View]:
         yield UNSURE
         return
     inner = analyse(word)
+    yield (_SCRIPT, Word(word, word))
     if inner.unparsed or _hides_code_in_strings(inner):
         yield UNSURE
     for command in inner.commands:

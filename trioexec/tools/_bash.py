@@ -10,8 +10,6 @@ is streamed as progress while the command runs.
 from __future__ import annotations
 
 import functools
-import glob
-import itertools
 import os
 import shutil
 from pathlib import Path
@@ -21,14 +19,10 @@ import attrs
 import trio
 
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
-from .._texts import command_denied_message
+from .._texts import command_denied_message, read_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
-from ._bash_classifier import (
-    Word,
-    is_read_only_command,
-    path_words,
-    stays_in_working_directory,
-)
+from ._bash_classifier import is_read_only_command, stays_in_working_directory
+from ._bash_paths import denied_read, resolves_inside
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -165,7 +159,13 @@ class BashTool(Tool[BashInput]):
         return None
 
     async def check_permissions(self, input: BashInput, ctx: CallContext) -> PermissionResult:  # noqa: A002
-        """Read-only commands that stay in the working directory are allowed; others pass.
+        """Deny reads of Read-denied paths; allow read-only commands that stay in the
+        working directory; pass the rest.
+
+        With ``Read`` deny rules in force, every path the command names (see
+        :func:`~trioexec.tools._bash_paths.denied_read`) that one covers denies
+        the call (``Permission to read {path} has been denied.``), and so does a
+        computed word (``cat $F``) that could name one.
 
         "Stay" is checked twice: lexically (no absolute path, no ``..``, no
         brace expansion), then on disk: every argument, option value, glob
@@ -176,10 +176,21 @@ class BashTool(Tool[BashInput]):
         worker thread; cancellation abandons it.
         """
         command = input.command
+        cwd = Path(ctx.cwd)
+        read_rules = ctx.permissions.rules_for(("Read",), "deny") if ctx.permissions else None
+        if read_rules is not None and (read_rules.whole or read_rules.contents):
+            rules = ("**",) if read_rules.whole else read_rules.contents
+            check = functools.partial(denied_read, command, cwd, rules)
+            read = await trio.to_thread.run_sync(check)
+            if read.path is not None:
+                return PermissionResult.deny(read_denied_message(read.path))
+            if read.unknown is not None:
+                return PermissionResult.deny(
+                    f"Permission to use Bash has been denied: {read.unknown} may name a file "
+                    "the Read deny rules cover, and its value is not known before the command runs."
+                )
         if is_read_only_command(command) and stays_in_working_directory(command):
-            inside = await trio.to_thread.run_sync(
-                functools.partial(_resolves_inside, command, Path(ctx.cwd))
-            )
+            inside = await trio.to_thread.run_sync(functools.partial(resolves_inside, command, cwd))
             if inside:
                 return PermissionResult.allow()
         return PermissionResult.passthrough()
@@ -252,67 +263,6 @@ class BashTool(Tool[BashInput]):
         if result.exit_code != 0:
             raise ShellError(result.exit_code, result.stdout, result.stderr)
         return "\n".join(p for p in (result.stdout.rstrip(), result.stderr.rstrip()) if p)
-
-
-_MAX_BASES = 16
-_MAX_GLOB_MATCHES = 1000
-
-
-def _candidates(word: Word) -> list[str]:
-    """What ``word`` may name on disk: itself, an option's ``=value``, a short option's tail."""
-    text = word.text
-    if not text.startswith("-") or text == "-":
-        return [text]
-    found = [text]
-    if "=" in text:
-        found.append(text.partition("=")[2])
-    if not text.startswith("--"):
-        found.extend(text[k:] for k in range(2, len(text)))  # ``-fFILE``, ``-nfFILE``
-    return found
-
-
-def _resolves_inside(command: str, cwd: Path) -> bool:
-    """Whether everything ``command`` names resolves (symlinks followed) inside ``cwd``.
-
-    Each name is tried against the working directory and every directory a
-    ``cd`` may have moved to (a failed ``cd`` leaves the old one).  Unquoted
-    globs are expanded (a bracket expression, or too many matches, means
-    False).  Unsure means False, so the call is asked about.
-    """
-    lexed = path_words(command)
-    if lexed is None:
-        return False
-    commands, inputs = lexed
-    root = Path(os.path.realpath(cwd))
-
-    def inside(path: str) -> bool:
-        return Path(os.path.realpath(path)).is_relative_to(root)
-
-    bases = [str(root)]
-    names: list[tuple[Word, str]] = [(Word(t), t) for t in inputs]
-    for words in commands:
-        names.extend((w, c) for w in words[1:] for c in _candidates(w))
-        if words[0].text == "cd" and len(words) == 2:
-            if words[1].expands:
-                return False  # where a globbed ``cd`` lands is not tracked
-            moved = [os.path.join(base, words[1].text) for base in bases]
-            if not all(inside(base) for base in moved):
-                return False
-            bases.extend(os.path.realpath(base) for base in moved)
-            if len(bases) > _MAX_BASES:
-                return False
-    for base in bases:
-        for word, name in names:
-            if not inside(os.path.join(base, name)):
-                return False
-            if word.expands:
-                if "[" in name:
-                    return False
-                matches = glob.iglob(name, root_dir=base, include_hidden=True)
-                for count, match in enumerate(itertools.islice(matches, _MAX_GLOB_MATCHES + 1)):
-                    if count >= _MAX_GLOB_MATCHES or not inside(os.path.join(base, match)):
-                        return False
-    return True
 
 
 def _duration(ms: int) -> str:

@@ -1,0 +1,191 @@
+"""Bash's guard rails end to end: real ``BashTool`` calls through ``run_tools``.
+
+Each test puts harmless victim files in a temporary workspace and checks both
+what the model reads and what happened on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import trio
+
+from trioexec import GuardRails, ToolUse, run_tools
+from trioexec._texts import command_denied_message
+from trioexec.tools import BashTool
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+NOT_GRANTED = "Claude requested permissions to use Bash, but you haven't granted it yet."
+
+
+async def _run(command: str, cwd: Path, guard: GuardRails | None = None) -> tuple[bool, str]:
+    outcome = await run_tools(
+        [ToolUse("toolu_1", "Bash", {"command": command})], [BashTool()], cwd=cwd, guard=guard
+    )
+    (result,) = outcome.results
+    content = result.content if isinstance(result.content, str) else str(result.content)
+    return result.is_error, content
+
+
+def _settings(**permissions: Any) -> GuardRails:
+    return GuardRails.from_settings({"permissions": permissions})
+
+
+ISSUE_DENY_REPROS = [
+    "find . -name victim -exec rm {} \\;",
+    "case x in x) rm victim;; esac",
+    "f() { rm -rf victim; }; f",
+    "sh -ec 'rm victim'",
+    "bash -lc 'rm victim'",
+    "bash --norc -c 'rm victim'",
+    "bash -c -- 'rm victim'",
+    "echo 'rm victim' | sh",
+    "bash <<< 'rm victim'",
+    "$'\\x72m' victim",
+    "{rm,victim}",
+    "trap 'rm victim' EXIT",
+    "env -S'rm victim'",
+    "chrt -o 0 rm victim",
+    "taskset -c 0 rm victim",
+    "flock lock rm victim",
+    "script -qc 'rm victim' /dev/null",
+    "watch rm victim",
+    "xargs rm <<< victim",
+    "timeout 5 rm victim",
+    "nice -n 5 rm victim",
+    "GIT_SSH_COMMAND='rm victim' git fetch",
+    "r\\\nm victim",
+]
+
+
+@pytest.mark.parametrize("command", ISSUE_DENY_REPROS)
+async def test_a_deny_rule_stops_every_way_of_running_the_command(
+    tmp_path: Path, command: str
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    is_error, content = await _run(command, tmp_path, _settings(deny=["Bash(rm:*)"]))
+    assert (is_error, content) == (True, command_denied_message("Bash", command))
+    assert victim.read_text() == "keep me"
+
+
+async def test_the_same_rule_still_lets_other_commands_run(tmp_path: Path) -> None:
+    (tmp_path / "victim").write_text("keep me")
+    assert await _run("cat victim", tmp_path, _settings(deny=["Bash(rm:*)"])) == (False, "keep me")
+
+
+@pytest.mark.parametrize("command", ["git -C . push", "git -c x=y push", "git --no-pager push"])
+async def test_git_global_options_do_not_lead_around_a_deny_rule(
+    tmp_path: Path, command: str
+) -> None:
+    denied = (True, command_denied_message("Bash", command))
+    assert await _run(command, tmp_path, _settings(deny=["Bash(git push:*)"])) == denied
+
+
+@pytest.mark.parametrize(
+    "command", ["rm -fr victim", "rm -r -f victim", "rm --recursive -f victim"]
+)
+async def test_flag_clusters_in_any_order_meet_a_deny_rule(tmp_path: Path, command: str) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    denied = (True, command_denied_message("Bash", command))
+    assert await _run(command, tmp_path, _settings(deny=["Bash(rm -rf:*)"])) == denied
+    assert victim.is_dir()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+async def test_cd_into_a_nested_repository_and_git_is_never_auto_allowed(tmp_path: Path) -> None:
+    """A nested repository's core.fsmonitor runs a program on `git status`: never unasked."""
+    marker = tmp_path / "fsmonitor-ran"
+    hook = tmp_path / "fsmonitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    hook.chmod(0o755)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    await trio.run_process(["git", "init", "-q", str(sub)])
+    await trio.run_process(["git", "-C", str(sub), "config", "core.fsmonitor", str(hook)])
+
+    for command in ["cd sub && git status", "git -C sub status", "cd sub; git log"]:
+        assert await _run(command, tmp_path) == (True, NOT_GRANTED)
+        assert not marker.exists()
+    # The documented limit: the working directory's own repository is trusted, as in
+    # Claude Code, so this same hook runs for a plain `git status` there.
+    is_error, _ = await _run("git status", sub)
+    assert not is_error
+    assert marker.exists()
+
+
+def _secrets(tmp_path: Path) -> None:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.pem").write_text("TOP SECRET")
+    (tmp_path / "README").write_text("hello")
+    os.symlink(tmp_path / "secrets", tmp_path / "docs")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat secrets/key.pem",
+        "cat ./secrets/key.pem",
+        "cat docs/key.pem",
+        "cat < secrets/key.pem",
+        "grep -r SECRET secrets",
+        "grep -r SECRET .",
+        "cat secre*/key.pem",
+        "cd secrets && cat key.pem",
+        "bash -c 'cat secrets/key.pem'",
+        "head -c 3 secrets/key.pem | wc -c",
+        "find . -name key.pem -exec cat {} \\;",
+    ],
+)
+async def test_a_read_deny_rule_covers_the_paths_a_command_reads(
+    tmp_path: Path, command: str
+) -> None:
+    _secrets(tmp_path)
+    guard = _settings(deny=["Read(./secrets/**)"], allow=["Bash"])
+    is_error, content = await _run(command, tmp_path, guard)
+    assert is_error
+    assert content.startswith("Permission to"), content
+    assert "TOP SECRET" not in content
+
+
+async def test_a_read_deny_rule_names_the_path_it_covers(tmp_path: Path) -> None:
+    _secrets(tmp_path)
+    guard = _settings(deny=["Read(./secrets/**)"])
+    expected = f"Permission to read {tmp_path / 'secrets' / 'key.pem'} has been denied."
+    assert await _run("cat secrets/key.pem", tmp_path, guard) == (True, expected)
+
+
+async def test_a_computed_path_is_refused_while_read_deny_rules_are_in_force(
+    tmp_path: Path,
+) -> None:
+    _secrets(tmp_path)
+    guard = _settings(deny=["Read(./secrets/**)"], allow=["Bash"])
+    is_error, content = await _run("F=secrets/key.pem; cat $F", tmp_path, guard)
+    assert is_error
+    assert "$F" in content
+    assert "TOP SECRET" not in content
+
+
+async def test_reads_outside_the_denied_paths_still_run_unasked(tmp_path: Path) -> None:
+    _secrets(tmp_path)
+    guard = _settings(deny=["Read(./secrets/**)"])
+    assert await _run("cat README", tmp_path, guard) == (False, "hello")
+
+
+async def test_an_allow_rule_never_covers_a_redirect_out_of_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    guard = _settings(allow=["Bash(echo:*)"])
+    assert await _run("echo hi > ../outside.txt", work, guard) == (True, NOT_GRANTED)
+    assert not (tmp_path / "outside.txt").exists()
+    is_error, _ = await _run("echo hi > inside.txt", work, guard)
+    assert not is_error
+    assert (work / "inside.txt").read_text() == "hi\n"
