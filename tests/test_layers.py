@@ -18,10 +18,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "trioexec"
 
 PURE = [
     "trioexec._errors",
+    "trioexec._file_access",
     "trioexec._hook_output",
     "trioexec._models",
     "trioexec._partition",
+    "trioexec._path_access",
     "trioexec._permission_context",
+    "trioexec._protected",
     "trioexec._rules",
     "trioexec._texts",
     "trioexec._tool",

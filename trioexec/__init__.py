@@ -46,6 +46,7 @@ from ._models import ToolResult as ToolResult
 from ._models import ToolUse as ToolUse
 from ._models import Update as Update
 from ._partition import partition_tool_calls as partition_tool_calls
+from ._path_access import PathAccess as PathAccess
 from ._permission_context import PermissionContext as PermissionContext
 from ._permission_context import PermissionMode as PermissionMode
 from ._permission_context import PermissionModeName as PermissionModeName
@@ -106,6 +107,7 @@ __all__ = [
     "JSONValue",
     "MalformedBlockError",
     "Observer",
+    "PathAccess",
     "PermissionContext",
     "PermissionMode",
     "PermissionModeName",

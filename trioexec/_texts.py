@@ -18,6 +18,7 @@ __all__ = [
     "no_such_tool",
     "permission_denied_message",
     "permission_not_granted_message",
+    "sensitive_file_message",
     "sibling_error_message",
     "stopped_by_pre_tool_use_hook",
     "tool_use_error",
@@ -65,6 +66,11 @@ def permission_denied_message(tool_name: str) -> str:
 def permission_not_granted_message(tool_name: str) -> str:
     """Answer to an ask when the application gave no ``can_use_tool`` callback."""
     return f"Claude requested permissions to use {tool_name}, but you haven't granted it yet."
+
+
+def sensitive_file_message(path: str) -> str:
+    """Answer to a write to a protected path (``.git/``, ``~/.bashrc``) nobody approved."""
+    return f"Claude requested permissions to edit {path} which is a sensitive file."
 
 
 def hook_denied_message(tool_name: str) -> str:

@@ -12,7 +12,7 @@ import inspect
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 import attrs
 
@@ -20,6 +20,9 @@ from ._errors import ToolDefinitionError
 from ._models import Content, JSONObject, JSONValue, ToolUse
 from ._permission_context import PermissionContext
 from ._rules import RuleBehavior
+
+if TYPE_CHECKING:
+    from ._path_access import PathAccess
 
 __all__ = [
     "CallContext",
@@ -53,11 +56,18 @@ PermissionBehavior: TypeAlias = Literal["allow", "deny", "ask", "passthrough"]
 
 @attrs.frozen
 class PermissionResult:
-    """A permission answer: allow, deny (with a message), ask, or passthrough (no opinion)."""
+    """A permission answer: allow, deny (with a message), ask, or passthrough (no opinion).
+
+    ``safety_check`` marks an ask that nothing but the application may answer:
+    neither bypass mode nor an allow rule nor a hook's allow skips it (a write
+    to a protected path such as ``.git/config``), and with no ``can_use_tool``
+    callback its ``message`` is the denial the model reads.
+    """
 
     behavior: PermissionBehavior
     message: str | None = None
     updated_input: Mapping[str, JSONValue] | None = None
+    safety_check: bool = False
 
     @classmethod
     def allow(cls, updated_input: Mapping[str, JSONValue] | None = None) -> PermissionResult:
@@ -70,9 +80,15 @@ class PermissionResult:
         return cls("deny", message)
 
     @classmethod
-    def ask(cls, message: str | None = None) -> PermissionResult:
-        """Ask the application (``can_use_tool``) whether the call may go ahead."""
-        return cls("ask", message)
+    def ask(cls, message: str | None = None, *, safety_check: bool = False) -> PermissionResult:
+        """Ask the application (``can_use_tool``) whether the call may go ahead.
+
+        With ``safety_check=True`` (a tool's own check may answer so) the ask
+        holds in every mode and against every allow rule and hook, as for a
+        protected path; ``message`` then tells the model why when nobody can
+        answer.
+        """
+        return cls("ask", message, None, safety_check)
 
     @classmethod
     def passthrough(cls) -> PermissionResult:
@@ -125,6 +141,10 @@ class Tool(Generic[InputT]):
     max_result_size_chars: float = 100_000
     is_deferred: bool = False
     """True when the tool's schema was not sent to the model (adds a hint to input errors)."""
+    path_access: PathAccess | None = None
+    """Which input field names a path the tool reads or writes (None: none).  A declaring
+    tool is governed by ``Read`` rules (reads) or ``Edit`` rules (writes) besides its own,
+    its rule content is a path pattern, and its writes to protected paths always ask."""
 
     def is_concurrency_safe(self, input: InputT) -> bool:  # noqa: A002
         """Whether this call may run beside other safe calls.  Default: no."""
@@ -225,9 +245,11 @@ class FunctionTool(Tool[InputT]):
         max_result_size_chars: float,
         aliases: tuple[str, ...],
         rule_matcher: RuleMatcher[InputT] | None = None,
+        path_access: PathAccess | None = None,
     ) -> None:
         self._func = func
         self.rule_matcher = rule_matcher
+        self.path_access = path_access
         self._concurrency_safe = concurrency_safe
         self.name = name
         self.input_type = input_type
@@ -272,6 +294,7 @@ def function_tool(
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
     rule_matcher: RuleMatcher[InputT] | None = None,
+    path_access: PathAccess | None = None,
 ) -> Callable[[ToolFunction[InputT]], Tool[Any]]:
     """Decorate ``async def f(input, ctx, progress)`` to make a :class:`Tool`.
 
@@ -287,6 +310,12 @@ def function_tool(
     Without one, the tool cannot interpret rule content: a deny or ask rule
     with content then applies to every call of the tool, and an allow rule with
     content never matches.
+
+    ``path_access`` declares the input field naming a path the tool reads or
+    writes (``PathAccess("path", writes=True)``): ``Read`` or ``Edit`` rules
+    then govern the tool as they govern the standard file tools, its rule
+    content is a path pattern (no ``rule_matcher`` needed), and a write to a
+    protected path always asks.
 
     Raises:
         ToolDefinitionError: ``interrupt_behavior`` or ``max_result_size_chars``
@@ -320,6 +349,7 @@ def function_tool(
             max_result_size_chars=max_result_size_chars,
             aliases=tuple(aliases),
             rule_matcher=rule_matcher,
+            path_access=path_access,
         )
 
     return decorate

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
+from .._path_access import PathAccess
 from .._tool import PermissionResult
 from ._base import FileToolError, PathTool
 from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic, walk_files
@@ -62,6 +64,7 @@ class GlobTool(PathTool[GlobInput]):
         f"{MAX_RESULTS}."
     )
     input_type = GlobInput
+    path_access = PathAccess("path", reads=True, default=".")
 
     def is_concurrency_safe(self, input: GlobInput) -> bool:  # noqa: A002
         return True
@@ -108,7 +111,8 @@ class GlobTool(PathTool[GlobInput]):
             FileToolError: the directory or the pattern is unusable.
         """
         searches, cwd = await self._plan(input, ctx)
-        return await trio.to_thread.run_sync(functools.partial(_run, searches, cwd))
+        hidden = read_filter(self, ctx, input.path)
+        return await trio.to_thread.run_sync(functools.partial(_run, searches, cwd, hidden))
 
     async def _plan(self, input: GlobInput, ctx: CallContext) -> tuple[list[_Search], Path]:  # noqa: A002
         base = await self.resolve(input.path, ctx)
@@ -163,13 +167,15 @@ def _search_for(pattern: str, base: Path, root: Path | None, original: str) -> _
     return _Search(search_base, compiled, depth)
 
 
-def _run(searches: list[_Search], cwd: Path) -> str:
+def _run(searches: list[_Search], cwd: Path, hidden: ReadFilter = NOTHING_HIDDEN) -> str:
     found: dict[str, float] = {}
     for search in searches:
         if not search.base.is_dir():
             continue
         for rel, entry in walk_files(search.base, max_depth=search.max_depth):
             if search.regex.fullmatch(rel):
+                if hidden and hidden.hides(entry.path):  # a Read-denied file: not even its name
+                    continue
                 try:
                     mtime = entry.stat().st_mtime
                 except OSError:

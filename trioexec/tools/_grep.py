@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 import attrs
 import trio
 
-from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary, path_rule_covers
+from .._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
+from .._path_access import PathAccess
+from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary
 from ._globs import GlobPatternError, compile_glob, expand_braces, walk_files
 from ._paths import display_path
 
 if TYPE_CHECKING:
     from .._models import JSONObject, JSONValue
-    from .._permission_context import PermissionContext
     from .._tool import CallContext, ProgressSender
 
 __all__ = ["GREP_SCHEMA", "GrepInput", "GrepTool", "OutputMode"]
@@ -132,8 +133,10 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
     Concurrency-safe; an interrupt cancels it.  Binary files, files over
     64 MiB and version-control directories are skipped; symlinked files that
     lead outside the workspace root are skipped too, and so, without a word,
-    are files a ``Read`` or ``Grep`` deny rule covers (``ctx.permissions``).  The search runs in a
-    worker thread that checks for cancellation between files.
+    are files a ``Read`` or ``Grep`` deny or ask rule covers (``ctx.permissions``,
+    :func:`~trioexec._file_access.read_filter`): they are never read, named or
+    counted.  The search runs in a worker thread that checks for cancellation
+    between files.
     """
 
     name = "Grep"
@@ -144,6 +147,7 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
     )
     input_schema = GREP_SCHEMA
     max_result_size_chars = 20_000
+    path_access = PathAccess("path", reads=True, default=".")
 
     def is_concurrency_safe(self, input: Mapping[str, JSONValue]) -> bool:  # noqa: A002
         return True
@@ -190,22 +194,10 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
                 raise FileToolError(f"Invalid glob {grep.glob!r}: {exc}") from None
         target = await self.resolve(grep.path, ctx)
         real_root = await trio.to_thread.run_sync(_realpath_or_none, self.root)
-        job = _Job(grep, regex, globs, target, ctx.cwd, real_root, _denied_reads(ctx.permissions))
+        hidden = read_filter(self, ctx, grep.path)
+        job = _Job(grep, regex, globs, target, ctx.cwd, real_root, hidden)
         await trio.to_thread.run_sync(job.check_target)
         return job
-
-
-_READ_TOOLS = ("Read", "Grep")
-"""Whose deny rules hide a file from a search (as Claude Code's Grep does)."""
-
-
-def _denied_reads(permissions: PermissionContext | None) -> tuple[str, ...] | None:
-    """The path patterns of the Read/Grep deny rules (None: a whole-tool Read deny)."""
-    if permissions is None:
-        return ()
-    if any(rule.tool_name == "Read" and rule.content is None for rule in permissions.deny):
-        return None
-    return tuple(c for name in _READ_TOOLS for c in permissions.rule_contents(name, "deny"))
 
 
 def _realpath_or_none(path: Path | None) -> Path | None:
@@ -231,9 +223,8 @@ class _Job:
     target: Path
     cwd: Path
     root: Path | None
-    denied: tuple[str, ...] | None = ()
-    """Path patterns of Read/Grep deny rules: matching files are skipped silently
-    (None: every file is)."""
+    hidden: ReadFilter = NOTHING_HIDDEN
+    """Files Read/Grep deny and ask rules cover: never read, never named, never counted."""
 
     def check_target(self) -> None:
         shown = self.grep.path if self.grep.path is not None else str(self.target)
@@ -260,15 +251,9 @@ class _Job:
             if not self.globs or any(_glob_matches(g, rel) for g in self.globs)
         ]
 
-    def _is_denied(self, path: Path) -> bool:
-        """Whether a Read/Grep deny rule covers the file (as written or resolved)."""
-        if self.denied is None:
-            return True
-        return any(path_rule_covers(content, path, self.cwd) for content in self.denied)
-
     def _search(self, path: Path, shown: str, *, single: bool) -> _Hit | None:
         try:
-            if self._leaves_root(path) or self._is_denied(path):
+            if self._leaves_root(path) or (self.hidden and self.hidden.hides(path)):
                 return None
             info = path.stat()
             if info.st_size > MAX_FILE_BYTES:
