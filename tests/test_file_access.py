@@ -41,6 +41,17 @@ if TYPE_CHECKING:
     from trioexec import JSONValue, Tool
 
 DENIED = "Permission to use {} has been denied."
+
+
+def edit_denied(cwd: Path, path: str) -> str:
+    """The denial naming the path, as Claude Code words it (the path made absolute)."""
+    return f"Permission to edit {os.path.normpath(os.path.join(cwd, path))} has been denied."
+
+
+def read_denied(cwd: Path, path: str) -> str:
+    return f"Permission to read {os.path.normpath(os.path.join(cwd, path))} has been denied."
+
+
 NOT_GRANTED = "Claude requested permissions to use {}, but you haven't granted it yet."
 
 
@@ -96,7 +107,7 @@ async def test_an_edit_deny_rule_stops_write(tmp_path: Path, file_path: str, mod
     guard = deny("Edit(./protected/**)", mode=mode)
     text, is_error = await run_one(cwd, "Write", {"file_path": file_path, "content": "X"}, guard)
     assert is_error
-    assert text == DENIED.format("Write")
+    assert text == edit_denied(cwd, file_path)
     assert (cwd / "protected" / "existing.txt").read_text() == "ORIGINAL\n"
     assert sorted(p.name for p in (cwd / "protected").iterdir()) == ["existing.txt"]
 
@@ -106,7 +117,7 @@ async def test_an_edit_deny_rule_stops_write_by_absolute_path(tmp_path: Path) ->
     target = str(cwd / "protected" / "new.txt")
     guard = deny("Edit(./protected/**)", mode="bypass")
     text, _ = await run_one(cwd, "Write", {"file_path": target, "content": "X"}, guard)
-    assert text == DENIED.format("Write")
+    assert text == edit_denied(cwd, target)
     assert not (cwd / "protected" / "new.txt").exists()
 
 
@@ -115,7 +126,7 @@ async def test_an_edit_deny_rule_stops_edit_through_a_symlinked_directory(tmp_pa
     guard = deny("Edit(./protected/**)", mode="bypass")
     edit = {"file_path": "link/existing.txt", "old_string": "ORIGINAL", "new_string": "CHANGED"}
     text, _ = await run_one(cwd, "Edit", edit, guard)
-    assert text == DENIED.format("Edit")
+    assert text == edit_denied(cwd, "link/existing.txt")
     assert (cwd / "protected" / "existing.txt").read_text() == "ORIGINAL\n"
 
 
@@ -123,7 +134,7 @@ async def test_a_write_deny_rule_names_write_itself(tmp_path: Path) -> None:
     cwd = workspace(tmp_path)
     guard = deny("Write(./protected/**)", mode="bypass")
     text, _ = await run_one(cwd, "Write", {"file_path": "protected/x", "content": "X"}, guard)
-    assert text == DENIED.format("Write")
+    assert text == edit_denied(cwd, "protected/x")
     assert not (cwd / "protected" / "x").exists()
 
 
@@ -197,7 +208,7 @@ async def test_edit_rules_govern_a_user_tool_that_declares_it_writes(tmp_path: P
     cwd = workspace(tmp_path)
     guard = deny("Edit(./protected/**)", mode="bypass")
     text, _ = await run_one(cwd, "save", {"path": "link/x", "text": "X"}, guard, [save])
-    assert text == DENIED.format("save")
+    assert text == edit_denied(cwd, "link/x")
     assert not (cwd / "protected" / "x").exists()
     text, is_error = await run_one(cwd, "save", {"path": "open/x", "text": "X"}, guard, [save])
     assert (text, is_error) == ("saved", False)
@@ -235,7 +246,7 @@ async def test_a_read_deny_rule_stops_read_in_every_spelling(
 ) -> None:
     cwd = secrets(tmp_path)
     text, is_error = await run_one(cwd, "Read", {"file_path": file_path}, READ_DENY)
-    assert (text, is_error) == (DENIED.format("Read"), True)
+    assert (text, is_error) == (read_denied(cwd, file_path), True)
 
 
 async def test_a_denied_missing_file_answers_like_a_denied_existing_one(tmp_path: Path) -> None:
@@ -245,7 +256,7 @@ async def test_a_denied_missing_file_answers_like_a_denied_existing_one(tmp_path
         for tool, field in (("Read", "file_path"), ("Grep", "path"), ("Glob", "path")):
             extra = {"pattern": "TOKEN"} if tool != "Read" else {}
             text, _ = await run_one(cwd, tool, {field: f"secrets/{name}", **extra}, READ_DENY)
-            assert text == DENIED.format(tool), (tool, name, text)
+            assert text == read_denied(cwd, f"secrets/{name}"), (tool, name, text)
 
 
 async def test_a_read_deny_rule_stops_edit_from_probing_the_file(tmp_path: Path) -> None:
@@ -255,7 +266,7 @@ async def test_a_read_deny_rule_stops_edit_from_probing_the_file(tmp_path: Path)
     guard = deny("Read(./secrets/**)", mode="bypass")
     for old in ("TOKEN=hunter2", "not there"):
         text, _ = await run_one(cwd, "Edit", {**edit, "old_string": old}, guard)
-        assert text == DENIED.format("Edit")
+        assert text == edit_denied(cwd, "secrets/key.pem")
     assert (cwd / "secrets" / "key.pem").read_text() == "TOKEN=hunter2\n"
 
 
@@ -334,7 +345,7 @@ async def peek(args: PeekInput, ctx: CallContext, progress: ProgressSender) -> s
 async def test_read_rules_govern_a_user_tool_that_declares_it_reads(tmp_path: Path) -> None:
     cwd = secrets(tmp_path)
     text, _ = await run_one(cwd, "peek", {"path": "docs/key.pem"}, READ_DENY, [peek])
-    assert text == DENIED.format("peek")
+    assert text == read_denied(cwd, "docs/key.pem")
     text, _ = await run_one(cwd, "peek", {"path": "src/app.py"}, READ_DENY, [peek])
     assert text == "TOKEN = read_token()\n"
 
@@ -372,5 +383,5 @@ async def test_any_spelling_of_a_path_under_a_denied_pattern_is_not_written(
     spelled = spelled.replace("ABS", str(cwd / "protected"))
     guard = deny("Edit(./protected/**)", mode=mode)
     text, is_error = await run_one(cwd, "Write", {"file_path": spelled, "content": "X"}, guard)
-    assert (text, is_error) == (DENIED.format("Write"), True), spelled
+    assert (text, is_error) == (edit_denied(cwd, spelled), True), spelled
     assert not (cwd / "protected" / below).exists()

@@ -17,6 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "trioexec"
 
 PURE = [
+    "trioexec._call",
     "trioexec._errors",
     "trioexec._file_access",
     "trioexec._hook_output",

@@ -185,7 +185,7 @@ async def test_a_deny_rule_still_denies_a_protected_path(tmp_path: Path) -> None
     cwd = repo(tmp_path)
     guard = GuardRails(PermissionContext(deny=["Edit(./.git/**)"], mode="bypass"))
     text, _ = await run_one(cwd, "Write", {"file_path": ".git/config", "content": "X"}, guard)
-    assert text == "Permission to use Write has been denied."
+    assert text == f"Permission to edit {cwd / '.git' / 'config'} has been denied."
 
 
 class Answer:

@@ -36,7 +36,12 @@ import attrs
 from ._path_access import PathAccess
 from ._protected import protected_path_reason
 from ._rules import match_path_rule
-from ._texts import permission_denied_message, sensitive_file_message
+from ._texts import (
+    edit_denied_message,
+    permission_denied_message,
+    read_denied_message,
+    sensitive_file_message,
+)
 from ._tool import PermissionResult
 
 if TYPE_CHECKING:
@@ -49,6 +54,7 @@ __all__ = [
     "ReadFilter",
     "denial_before_validation",
     "path_access_of",
+    "path_denial_message",
     "path_rule_covers",
     "paths_match",
     "protected_write",
@@ -157,17 +163,38 @@ def protected_write(
     return None
 
 
+def path_denial_message(tool: Tool[Any], parsed_input: object, ctx: CallContext) -> str:
+    """The model's text when a content deny rule stops the call.
+
+    The tool's own :meth:`~trioexec.Tool.rule_denial_message` first; for a
+    tool declaring path access, ``Permission to edit {path} has been denied.``
+    (a writer) or ``Permission to read {path} has been denied.`` (a reader),
+    ``{path}`` absolute, as Claude Code names what was denied; otherwise
+    ``Permission to use {Tool} has been denied.``
+    """
+    own = tool.rule_denial_message(parsed_input, ctx)
+    if own:
+        return own
+    access = path_access_of(tool)
+    paths = access.paths(parsed_input) if access is not None else None
+    if access is None or not paths:
+        return permission_denied_message(tool.name)
+    shown = _absolute(paths[0], ctx.cwd)
+    return edit_denied_message(shown) if access.writes else read_denied_message(shown)
+
+
 def denial_before_validation(tool: Tool[Any], parsed_input: object, ctx: CallContext) -> str | None:
     """The denial of a call a deny rule stops, decided before the tool's validation runs.
 
     A tool's validation may reveal what the permission chain would hide
     (``File does not exist``, ``String to replace not found``), so the deny
     rules of a declaring tool and its families are matched first.  The answer
-    is the chain's own text, ``Permission to use {Tool} has been denied.``
-    (Claude Code answers a path rule with the input error ``File is in a
-    directory that is denied by your permission settings.``; trioexec keeps
-    one denial text).  None: no deny rule applies (the chain still decides
-    later, for the input as hooks may replace it).
+    is the chain's own text: ``Permission to use {Tool} has been denied.`` for
+    a whole-tool rule, :func:`path_denial_message` for a path rule (Claude
+    Code answers a path rule with the input error ``File is in a directory
+    that is denied by your permission settings.``; trioexec keeps one denial
+    text).  None: no deny rule applies (the chain still decides later, for the
+    input as hooks may replace it).
     """
     permissions = ctx.permissions
     access = path_access_of(tool)
@@ -177,7 +204,7 @@ def denial_before_validation(tool: Tool[Any], parsed_input: object, ctx: CallCon
     if deny.whole:
         return permission_denied_message(tool.name)
     if paths_match(deny.contents, access.paths(parsed_input), ctx.cwd, "deny"):
-        return permission_denied_message(tool.name)
+        return path_denial_message(tool, parsed_input, ctx)
     return None
 
 

@@ -40,7 +40,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ._file_access import path_access_of, paths_match, protected_write, rule_names
+from ._file_access import (
+    path_access_of,
+    path_denial_message,
+    paths_match,
+    protected_write,
+    rule_names,
+)
 from ._rules import PermissionRule, RuleBehavior
 from ._texts import permission_denied_message
 from ._tool import PermissionResult
@@ -93,7 +99,7 @@ async def check_permission_chain(
     if ask.whole:
         return PermissionResult.ask()
     if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny", permissions):
-        return PermissionResult.deny(permission_denied_message(name))
+        return PermissionResult.deny(path_denial_message(tool, parsed_input, ctx))
     own = tool_check if tool_check is not None else await tool.check_permissions(parsed_input, ctx)
     if own.behavior == "deny":
         return PermissionResult.deny(own.message or permission_denied_message(name))
