@@ -385,3 +385,45 @@ async def test_any_spelling_of_a_path_under_a_denied_pattern_is_not_written(
     text, is_error = await run_one(cwd, "Write", {"file_path": spelled, "content": "X"}, guard)
     assert (text, is_error) == (edit_denied(cwd, spelled), True), spelled
     assert not (cwd / "protected" / below).exists()
+
+
+@function_tool(
+    name="save_many",
+    input_schema={"type": "object", "properties": {"paths": {}}, "required": ["paths"]},
+    path_access=PathAccess("paths", writes=True),
+)
+async def save_many(args: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> str:
+    """A tool whose field holds a list of paths (or, from a careless schema, anything)."""
+    return "saved"
+
+
+@pytest.mark.parametrize(
+    ("paths", "answer"),
+    [
+        (["open/a", "open/b"], "saved"),
+        (["open/a", "link/b"], "Permission to edit {cwd}/link/b has been denied."),
+        ([], "saved"),
+        (7, "Permission to use save_many has been denied."),
+        ([".", 7], "Permission to use save_many has been denied."),
+    ],
+)
+async def test_a_list_of_paths_is_denied_when_any_is_covered_and_unreadable_fails_closed(
+    tmp_path: Path, paths: object, answer: str
+) -> None:
+    cwd = workspace(tmp_path)
+    guard = deny("Edit(./protected/**)", mode="bypass")
+    text, _ = await run_one(cwd, "save_many", {"paths": paths}, guard, [save_many])  # type: ignore[dict-item]
+    assert text == answer.format(cwd=cwd)
+
+
+async def test_an_unreadable_path_field_asks_even_without_rules(tmp_path: Path) -> None:
+    text, _ = await run_one(
+        tmp_path,
+        "save_many",
+        {"paths": 7},
+        GuardRails(PermissionContext(mode="bypass")),
+        [save_many],
+    )
+    assert text == (
+        "Claude requested permissions to use save_many, whose paths could not be read as a path."
+    )

@@ -163,14 +163,17 @@ def protected_write(
     return None
 
 
-def path_denial_message(tool: Tool[Any], parsed_input: object, ctx: CallContext) -> str:
+def path_denial_message(
+    tool: Tool[Any], parsed_input: object, ctx: CallContext, contents: tuple[str, ...] = ()
+) -> str:
     """The model's text when a content deny rule stops the call.
 
     The tool's own :meth:`~trioexec.Tool.rule_denial_message` first; for a
     tool declaring path access, ``Permission to edit {path} has been denied.``
     (a writer) or ``Permission to read {path} has been denied.`` (a reader),
-    ``{path}`` absolute, as Claude Code names what was denied; otherwise
-    ``Permission to use {Tool} has been denied.``
+    ``{path}`` absolute, as Claude Code names what was denied (the first path
+    one of the deny rule ``contents`` covers); otherwise ``Permission to use
+    {Tool} has been denied.``
     """
     own = tool.rule_denial_message(parsed_input, ctx)
     if own:
@@ -179,7 +182,10 @@ def path_denial_message(tool: Tool[Any], parsed_input: object, ctx: CallContext)
     paths = access.paths(parsed_input) if access is not None else None
     if access is None or not paths:
         return permission_denied_message(tool.name)
-    shown = _absolute(paths[0], ctx.cwd)
+    covered = next(
+        (p for p in paths if any(path_rule_covers(c, p, ctx.cwd) for c in contents)), paths[0]
+    )
+    shown = _absolute(covered, ctx.cwd)
     return edit_denied_message(shown) if access.writes else read_denied_message(shown)
 
 
@@ -204,7 +210,7 @@ def denial_before_validation(tool: Tool[Any], parsed_input: object, ctx: CallCon
     if deny.whole:
         return permission_denied_message(tool.name)
     if paths_match(deny.contents, access.paths(parsed_input), ctx.cwd, "deny"):
-        return path_denial_message(tool, parsed_input, ctx)
+        return path_denial_message(tool, parsed_input, ctx, deny.contents)
     return None
 
 

@@ -99,7 +99,7 @@ async def check_permission_chain(
     if ask.whole:
         return PermissionResult.ask()
     if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny", permissions):
-        return PermissionResult.deny(path_denial_message(tool, parsed_input, ctx))
+        return PermissionResult.deny(path_denial_message(tool, parsed_input, ctx, deny.contents))
     own = tool_check if tool_check is not None else await tool.check_permissions(parsed_input, ctx)
     if own.behavior == "deny":
         return PermissionResult.deny(own.message or permission_denied_message(name))
