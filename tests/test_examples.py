@@ -62,7 +62,7 @@ EXPECTED: dict[str, list[str]] = {
         "toolu_2 Write       -> Permission to edit {workspace}/third_party/lib.py has been denied.",
         "toolu_3 append_note -> Permission to edit {workspace}/vendor/NOTES has been denied.",
         "toolu_4 Glob        -> src/app.py\n",
-        "toolu_5 Grep        -> src/app.py:1 |  | Found 1 matching line across 1 file.",
+        "toolu_5 Grep        -> src/app.py:1 |  | Found 1 total occurrence across 1 file.",
         "(can_use_tool asked about Write .git/hooks/pre-commit: no)",
         "toolu_6 Write       -> Not without a review.",
         "toolu_7 append_note -> appended to src/notes.txt",
