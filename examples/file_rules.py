@@ -23,13 +23,12 @@ import trioexec
 from trioexec import (
     CallContext,
     GuardRails,
-    PathAccess,
-    PermissionContext,
     PermissionResult,
     ProgressSender,
     ToolUse,
     function_tool,
 )
+from trioexec.permissions import PathAccess, PermissionContext
 from trioexec.tools import default_tools
 
 if TYPE_CHECKING:

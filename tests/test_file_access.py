@@ -23,8 +23,6 @@ from hypothesis import strategies as st
 from trioexec import (
     CallContext,
     GuardRails,
-    PathAccess,
-    PermissionContext,
     PermissionResult,
     ProgressSender,
     ToolDefinitionError,
@@ -32,6 +30,7 @@ from trioexec import (
     function_tool,
     run_tools,
 )
+from trioexec.permissions import PathAccess, PermissionContext
 from trioexec.tools import default_tools
 
 if TYPE_CHECKING:

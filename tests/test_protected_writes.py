@@ -21,11 +21,6 @@ import pytest
 from trioexec import (
     CallContext,
     GuardRails,
-    HookInput,
-    HookOutput,
-    HookSet,
-    PathAccess,
-    PermissionContext,
     PermissionResult,
     ProgressSender,
     Tool,
@@ -34,6 +29,8 @@ from trioexec import (
     run_tools,
 )
 from trioexec._texts import REJECT_MESSAGE
+from trioexec.hooks import HookInput, HookOutput, HookSet
+from trioexec.permissions import PathAccess, PermissionContext
 from trioexec.tools import default_tools
 
 if TYPE_CHECKING:
