@@ -309,8 +309,8 @@ async def test_two_additional_contexts_are_both_kept() -> None:
     verdict = await authorize(guard(one, two))
     assert verdict.allowed
     assert verdict.attachments == (
-        Attachment("toolu_1", "additional_context", "repo uses pnpm"),
-        Attachment("toolu_1", "additional_context", "CI is red"),
+        Attachment("toolu_1", "additional_context", "repo uses pnpm", "PreToolUse:Bash"),
+        Attachment("toolu_1", "additional_context", "CI is red", "PreToolUse:Bash"),
     )
 
 
@@ -358,7 +358,9 @@ async def test_prevent_continuation() -> None:
     assert verdict.allowed  # the tool may still run
     assert verdict.stop_reason == "Execution stopped by hook"
     assert verdict.attachments == (
-        Attachment("toolu_1", "hook_stopped_continuation", "Execution stopped by hook"),
+        Attachment(
+            "toolu_1", "hook_stopped_continuation", "Execution stopped by hook", "PreToolUse:Bash"
+        ),
     )
 
 
@@ -571,10 +573,22 @@ async def test_post_tool_use_records() -> None:
     verdict = await after_call(rails, Shell(), USE, USE.input, response=result, cwd=Path("/w"))
     assert verdict == PostToolUseVerdict(
         (
-            Attachment("toolu_9", "additional_context", "2 warnings"),
-            Attachment("toolu_9", "hook_blocking_error", "tests failed"),
-            Attachment("toolu_9", "hook_blocking_error", "format the file"),
-            Attachment("toolu_9", "hook_stopped_continuation", "review"),
+            Attachment("toolu_9", "additional_context", "2 warnings", "PostToolUse:Bash"),
+            Attachment(
+                "toolu_9",
+                "hook_blocking_error",
+                "tests failed",
+                "PostToolUse:Bash",
+                block.__qualname__,
+            ),
+            Attachment(
+                "toolu_9",
+                "hook_blocking_error",
+                "format the file",
+                "PostToolUse:Bash",
+                legacy.__qualname__,
+            ),
+            Attachment("toolu_9", "hook_stopped_continuation", "review", "PostToolUse:Bash"),
         ),
         "review",
     )
@@ -596,7 +610,9 @@ async def test_post_tool_use_failure() -> None:
     verdict = await after_call(
         rails, Shell(), USE, USE.input, response=None, error="Exit code 2", is_interrupt=False
     )
-    assert verdict.attachments == (Attachment("toolu_9", "additional_context", "retry with -j1"),)
+    assert verdict.attachments == (
+        Attachment("toolu_9", "additional_context", "retry with -j1", "PostToolUseFailure:Bash"),
+    )
     assert (seen[0].hook_event_name, seen[0].error, seen[0].is_interrupt) == (
         "PostToolUseFailure",
         "Exit code 2",

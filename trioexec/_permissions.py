@@ -84,7 +84,9 @@ async def check_permission_chain(
     if ask.whole:
         return PermissionResult.ask()
     if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny", permissions):
-        return PermissionResult.deny(permission_denied_message(name))
+        return PermissionResult.deny(
+            tool.rule_denial_message(parsed_input, ctx) or permission_denied_message(name)
+        )
     own = tool_check if tool_check is not None else await tool.check_permissions(parsed_input, ctx)
     if own.behavior == "deny":
         return PermissionResult.deny(own.message or permission_denied_message(name))

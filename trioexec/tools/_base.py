@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
+from .._texts import edit_denied_message, read_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, Tool
 from ._paths import OutsideRootError, absolute_path, resolve_path
 
@@ -210,6 +211,14 @@ class PathTool(Tool[InputT]):
 
             return match_path_rule(content, path, cwd=ctx.cwd)
         return path_rule_covers(content, path, ctx.cwd)
+
+    def rule_denial_message(self, input: InputT, ctx: CallContext) -> str:  # noqa: A002
+        """``Permission to read {path} has been denied.`` (``edit`` for a writing tool).
+
+        ``{path}`` is the absolute path the input names.
+        """
+        path = str(absolute_path(self.input_path(input) or ".", ctx.cwd))
+        return read_denied_message(path) if self.read_only else edit_denied_message(path)
 
     async def check_permissions(self, input: InputT, ctx: CallContext) -> PermissionResult:  # noqa: A002
         """Reads inside the working directory (symlinks followed) are allowed; the rest passes.

@@ -21,6 +21,7 @@ import attrs
 import trio
 
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
+from .._texts import command_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from ._bash_classifier import (
     Word,
@@ -199,6 +200,10 @@ class BashTool(Tool[BashInput]):
         from .._rules import match_bash_rule
 
         return match_bash_rule(content, input.command, behavior=behavior)
+
+    def rule_denial_message(self, input: BashInput, ctx: CallContext) -> str:  # noqa: A002
+        """``Permission to use Bash with command {command} has been denied.``"""
+        return command_denied_message(self.name, input.command)
 
     async def call(self, input: BashInput, ctx: CallContext, progress: ProgressSender) -> str:  # noqa: A002
         """Run the command and return its output (stdout, then stderr).
