@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ._path_access import PathAccess
+from ._path_rules import match_path_rule
 from ._protected import protected_path_reason
-from ._rules import match_path_rule
 from ._texts import (
     edit_denied_message,
     permission_denied_message,
