@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-PUBLIC_PACKAGES = ["trioexec", "trioexec.testing", "trioexec.tools"]
+PUBLIC_PACKAGES = ["trioexec", "trioexec.anthropic", "trioexec.testing", "trioexec.tools"]
 # Public subpackages may be reached as attributes once imported; ``annotations``
 # is bound by ``from __future__ import annotations``.
 ALLOWED_EXTRA = {"annotations", "testing", "tools"}
