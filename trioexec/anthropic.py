@@ -6,6 +6,7 @@ trioexec`` never imports it.  See docs/agent.md.
 
 from __future__ import annotations
 
+from . import _util
 from ._agent import Agent as Agent
 from ._agent import AgentResult as AgentResult
 from ._agent import AgentStopReason as AgentStopReason
@@ -25,3 +26,5 @@ __all__ = [
     "TurnOutcome",
     "run_assistant_turn",
 ]
+
+_util.fixup_module_metadata(__name__, globals())
