@@ -13,7 +13,7 @@ import pytest
 PUBLIC_PACKAGES = ["trioexec", "trioexec.testing", "trioexec.tools"]
 # Public subpackages may be reached as attributes once imported; ``annotations``
 # is bound by ``from __future__ import annotations``.
-ALLOWED_EXTRA = {"annotations", "testing", "tools"}
+ALLOWED_EXTRA = {"annotations", "anthropic", "mcp", "testing", "tools"}
 
 
 def explicit_reexports(module: types.ModuleType) -> tuple[set[str], set[str]]:
