@@ -112,7 +112,17 @@ def test_example_runs(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "package", ["trioexec", "trioexec.tools", "trioexec.testing", "trioexec.mcp"]
+    "package",
+    [
+        "trioexec",
+        "trioexec.hooks",
+        "trioexec.lowlevel",
+        "trioexec.mcp",
+        "trioexec.permissions",
+        "trioexec.results",
+        "trioexec.testing",
+        "trioexec.tools",
+    ],
 )
 def test_api_reference_names_every_export(package: str) -> None:
     text = API_DOC.read_text(encoding="utf-8")

@@ -6,6 +6,7 @@
 streaming executor.  See docs/mcp.md.
 """
 
+from . import _util
 from ._mcp_client import DEFAULT_STARTUP_TIMEOUT as DEFAULT_STARTUP_TIMEOUT
 from ._mcp_client import McpProgress as McpProgress
 from ._mcp_client import McpServers as McpServers
@@ -29,3 +30,5 @@ __all__ = [
     "open_mcp_servers",
     "parse_mcp_config",
 ]
+
+_util.fixup_module_metadata(__name__, globals())

@@ -11,8 +11,9 @@ import pytest
 import trio
 from tool_harness import tool_context, validate_and_call
 
-from trioexec import PermissionContext, ToolUse, run_tools
+from trioexec import ToolUse, run_tools
 from trioexec._validation import compile_tool
+from trioexec.permissions import PermissionContext
 from trioexec.tools import GrepInput, GrepTool, _grep
 
 if TYPE_CHECKING:
