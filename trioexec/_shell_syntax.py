@@ -323,18 +323,31 @@ def decode_ansi_c(body: str) -> str:
     return _ANSI_ESCAPE.sub(one, body)
 
 
+_ESCAPED = re.compile(r"\\.", re.DOTALL)
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_DOUBLE_ESCAPE = re.compile(r"\\([$`\"\\\n])")
+_CLASS = re.compile(r"\[.*\]")
+_SPECIAL = frozenset("\\*?[{`$")
+
+
 def _hides_substitution(text: str) -> bool:
     """Whether a leaf the grammar took for plain text holds a ``$(`` or backtick bash would run."""
-    bare = re.sub(r"\\.", "", text, flags=re.DOTALL)
+    if "`" not in text and "$(" not in text:
+        return False
+    bare = _ESCAPED.sub("", text)
     return "`" in bare or "$(" in bare
 
 
 def _unescape_unquoted(text: str) -> str:
-    return re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.DOTALL)
+    if "\\" not in text:
+        return text
+    return _ESCAPE.sub(r"\1", text.replace("\\\n", ""))
 
 
 def _unescape_double(text: str) -> str:
-    return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+    if "\\" not in text:
+        return text
+    return _DOUBLE_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), text)
 
 
 class _Reader:
@@ -467,31 +480,33 @@ class _Reader:
         index = 0
         while index < len(children):
             child = children[index]
-            field = node.field_name_for_child(index)
+            kind = child.type
             index += 1
-            if child.type == "variable_assignment":
+            if kind == "variable_assignment":
                 assignments.append(self.assignment_word(child))
-            elif child.type in _REDIRECTS or field == "redirect":
+            elif kind in _REDIRECTS:
                 redirects.extend(self.redirect(child, nested=nested))
-            elif child.type == "comment":
+            elif kind == "comment":
                 self.comments = True
-            elif field in ("name", "argument") or child.is_named:
-                if child.type == "$" and index < len(children):  # `$"..."`: a locale string
-                    following = children[index]
-                    if following.type == "string" and following.start_byte == child.end_byte:
-                        index += 1
-                        self.unmodelled.append("locale quote")
-                        word = self.word(following)
-                        words.append(attrs.evolve(word, raw="$" + word.raw, static=False))
-                        start = child.start_byte if start is None else start
-                        end = following.end_byte
-                        continue
-                named = child.children[0] if child.type == "command_name" else child
+            elif child.is_named:
+                named = child.children[0] if kind == "command_name" else child
                 words.append(self.word(named))
                 start = child.start_byte if start is None else start
                 end = child.end_byte
-            elif child.type == "$":
-                words.append(Word("$", "$", static=False))
+            elif kind == "$":
+                following = children[index] if index < len(children) else None
+                if following is not None and following.type == "string" and (
+                    following.start_byte == child.end_byte
+                ):  # `$"..."` the grammar split in two: a locale string
+                    index += 1
+                    self.unmodelled.append("locale quote")
+                    word = self.word(following)
+                    words.append(attrs.evolve(word, raw="$" + word.raw, static=False))
+                    end = following.end_byte
+                else:
+                    words.append(Word("$", "$", static=False))
+                    end = child.end_byte
+                start = child.start_byte if start is None else start
         text = "" if start is None else self.data[start:end].decode("utf-8", "surrogatepass")
         if not words:
             self.unmodelled.append("assignment" if assignments else "bare redirection")
@@ -596,13 +611,18 @@ class _Reader:
     # words
     def word(self, node: Node) -> Word:
         """One argument node as a :class:`Word` (searching it for substitutions)."""
+        if node.type == "word" and not node.child_count:
+            raw = self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
+            if not _SPECIAL.intersection(raw):  # the common case: a plain word
+                return Word(raw, raw)
         parts: list[str] = []
         unquoted: list[str] = []
         flags = {"static": True, "ansi_c": False, "braces": False}
         self.word_parts(node, parts, unquoted, flags)
         bare = "".join(unquoted)
-        braces = flags["braces"] or bool(_BRACES.search(bare))
-        expands = braces or "*" in bare or "?" in bare or bool(re.search(r"\[.*\]", bare))
+        braces = flags["braces"] or ("{" in bare and bool(_BRACES.search(bare)))
+        glob = "*" in bare or "?" in bare or ("[" in bare and bool(_CLASS.search(bare)))
+        expands = braces or glob
         raw = self.source(node)
         return Word("".join(parts), raw, flags["static"], expands, braces, flags["ansi_c"])
 
@@ -622,9 +642,8 @@ class _Reader:
                 return
             if _hides_substitution(text):
                 self.broken = True  # e.g. a backtick inside `${x:-...}`: not modelled
-            value = _unescape_unquoted(text)
-            parts.append(value)
-            unquoted.append(re.sub(r"\\.", "_", text, flags=re.DOTALL))
+            parts.append(_unescape_unquoted(text))
+            unquoted.append(_ESCAPED.sub("_", text) if "\\" in text else text)
         elif kind == "raw_string":
             parts.append(text[1:-1])
         elif kind == "ansi_c_string":

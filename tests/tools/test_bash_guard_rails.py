@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import trio
 
-from trioexec import GuardRails, ToolUse, run_tools
-from trioexec._texts import command_denied_message
+from trioexec import GuardRails, PermissionResult, ToolUse, run_tools
+from trioexec._texts import command_denied_message, sensitive_file_message
 from trioexec.tools import BashTool
 
 if TYPE_CHECKING:
@@ -189,3 +189,69 @@ async def test_an_allow_rule_never_covers_a_redirect_out_of_the_working_director
     is_error, _ = await _run("echo hi > inside.txt", work, guard)
     assert not is_error
     assert (work / "inside.txt").read_text() == "hi\n"
+
+
+def _workspace(tmp_path: Path) -> Path:
+    for directory in (".git", ".claude", ".vscode", "home"):
+        (tmp_path / directory).mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    (tmp_path / ".claude" / "settings.json").write_text("{}")
+    (tmp_path / ".vscode" / "tasks.json").write_text("{}")
+    (tmp_path / "home" / ".bashrc").write_text("# rc\n")
+    return tmp_path
+
+
+PROTECTED_WRITES = [
+    ("echo x > .git/config", ".git/config"),
+    ("echo x >> .claude/settings.json", ".claude/settings.json"),
+    ("printf x | tee -a home/.bashrc", "home/.bashrc"),
+    ("sed -i s/a/b/ .vscode/tasks.json", ".vscode/tasks.json"),
+    ("cp /dev/null .git/hooks/pre-commit", ".git/hooks/pre-commit"),
+    ("bash -c 'echo x >> .claude/settings.json'", ".claude/settings.json"),
+    ("cd .git && echo x > config", ".git/config"),
+    ("npm run test > home/.bashrc", "home/.bashrc"),
+]
+
+
+@pytest.mark.parametrize(("command", "target"), PROTECTED_WRITES)
+async def test_a_write_to_a_protected_path_asks_even_in_bypass_mode(
+    tmp_path: Path, command: str, target: str
+) -> None:
+    work = _workspace(tmp_path)
+    before = {p: p.read_bytes() for p in work.rglob("*") if p.is_file()}
+    guard = GuardRails.from_settings({"permissions": {"allow": ["Bash"]}}, mode="bypass")
+    is_error, content = await _run(command, work, guard)
+    assert (is_error, content) == (True, sensitive_file_message(str(work / target)))
+    assert {p: p.read_bytes() for p in work.rglob("*") if p.is_file()} == before
+
+
+async def test_a_computed_write_target_asks_even_in_bypass_mode(tmp_path: Path) -> None:
+    guard = GuardRails.from_settings({}, mode="bypass")
+    is_error, content = await _run("F=.git/config; echo x > $F", tmp_path, guard)
+    assert is_error
+    assert "$F" in content
+    assert not (tmp_path / ".git").exists()
+
+
+async def test_the_application_may_approve_a_protected_write(tmp_path: Path) -> None:
+    work = _workspace(tmp_path)
+    asked: list[str] = []
+
+    async def approve(tool_name: str, tool_input: Any, tool_use_id: str) -> PermissionResult:
+        asked.append(str(tool_input["command"]))
+        return PermissionResult.allow()
+
+    guard = GuardRails.from_settings({}, mode="bypass", can_use_tool=approve)
+    assert await _run("echo x >> .git/config", work, guard) == (
+        False,
+        "(Bash completed with no output)",
+    )
+    assert asked == ["echo x >> .git/config"]
+    assert (work / ".git" / "config").read_text() == "[core]\nx\n"
+
+
+async def test_ordinary_writes_still_run_in_bypass_mode(tmp_path: Path) -> None:
+    guard = GuardRails.from_settings({}, mode="bypass")
+    is_error, _ = await _run("echo x > out.txt && echo y > /dev/null", tmp_path, guard)
+    assert not is_error
+    assert (tmp_path / "out.txt").read_text() == "x\n"

@@ -19,10 +19,10 @@ import attrs
 import trio
 
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
-from .._texts import command_denied_message, read_denied_message
+from .._texts import command_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
-from ._bash_classifier import is_read_only_command, stays_in_working_directory
-from ._bash_paths import denied_read, resolves_inside
+from ._bash_classifier import is_read_only_command
+from ._bash_paths import judge_paths, needs_worker_thread
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -164,36 +164,29 @@ class BashTool(Tool[BashInput]):
 
         With ``Read`` deny rules in force, every path the command names (see
         :func:`~trioexec.tools._bash_paths.denied_read`) that one covers denies
-        the call (``Permission to read {path} has been denied.``), and so does a
-        computed word (``cat $F``) that could name one.
+        the call (``Permission to read {path} has been denied.``); a computed
+        word (``cat $F``) that could name one asks.  A write to a protected path
+        (``> .git/config``, ``tee ~/.bashrc``, ``sed -i`` on ``.claude/...``, in
+        a ``-c`` script too) or to a target the shell computes asks as a safety
+        check: neither bypass mode nor an allow rule nor a hook skips it.
 
         "Stay" is checked twice: lexically (no absolute path, no ``..``, no
         brace expansion), then on disk: every argument, option value, glob
         match and ``< file`` target, resolved with symlinks followed against
         the working directory (and every ``cd`` target), must lie inside it.
         "Pass" (passthrough) leaves the decision to the permission chain:
-        rules, mode, then the application (ask).  The disk check runs in a
-        worker thread; cancellation abandons it.
+        rules, mode, then the application (ask).  A check that globs or walks a
+        directory runs in a worker thread (cancellation abandons it); the
+        others are a few ``stat`` and ``realpath`` calls, made in place.
         """
-        command = input.command
-        cwd = Path(ctx.cwd)
         read_rules = ctx.permissions.rules_for(("Read",), "deny") if ctx.permissions else None
-        if read_rules is not None and (read_rules.whole or read_rules.contents):
+        rules: tuple[str, ...] = ()
+        if read_rules is not None:
             rules = ("**",) if read_rules.whole else read_rules.contents
-            check = functools.partial(denied_read, command, cwd, rules)
-            read = await trio.to_thread.run_sync(check)
-            if read.path is not None:
-                return PermissionResult.deny(read_denied_message(read.path))
-            if read.unknown is not None:
-                return PermissionResult.deny(
-                    f"Permission to use Bash has been denied: {read.unknown} may name a file "
-                    "the Read deny rules cover, and its value is not known before the command runs."
-                )
-        if is_read_only_command(command) and stays_in_working_directory(command):
-            inside = await trio.to_thread.run_sync(functools.partial(resolves_inside, command, cwd))
-            if inside:
-                return PermissionResult.allow()
-        return PermissionResult.passthrough()
+        judge = functools.partial(judge_paths, input.command, Path(ctx.cwd), rules)
+        if needs_worker_thread(input.command, Path(ctx.cwd), walks=bool(rules)):
+            return await trio.to_thread.run_sync(judge)
+        return judge()  # a few stat and realpath calls: cheaper than a thread hop
 
     def match_rule_content(
         self,

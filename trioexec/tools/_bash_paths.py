@@ -16,15 +16,26 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._protected import protected_path_reason
 from .._shell_commands import UNSURE, command_views, nested_scripts, write_targets
 from .._shell_syntax import ShellAnalysis, Word, analyse
+from .._texts import read_denied_message, sensitive_file_message
+from .._tool import PermissionResult
 from ._base import path_rule_covers
-from ._bash_classifier import path_words
+from ._bash_classifier import is_read_only_command, path_words, stays_in_working_directory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["ReadCheck", "denied_read", "resolves_inside", "write_target_words"]
+__all__ = [
+    "ReadCheck",
+    "denied_read",
+    "judge_paths",
+    "needs_worker_thread",
+    "protected_write_target",
+    "resolves_inside",
+    "write_target_words",
+]
 
 _MAX_BASES = 16
 _MAX_GLOB_MATCHES = 1000
@@ -164,6 +175,81 @@ def write_target_words(command: str) -> list[Word]:
             if view is not UNSURE:
                 targets.extend(write_targets(view))
     return list(dict.fromkeys(targets))
+
+
+def protected_write_target(command: str, cwd: Path) -> tuple[str, str | None] | None:
+    """The first protected file ``command`` writes: ``(path, reason)``; None when there is none.
+
+    Every write target of :func:`write_target_words` is resolved against the
+    working directory and every ``cd`` target and judged by
+    :func:`trioexec._protected.protected_path_reason` (as written and with
+    symlinks resolved; a file with other hard links counts, since a
+    redirection writes into it).  A target the shell computes (``> $F``,
+    ``> *.log``) cannot be judged: ``(as written, None)``.
+    """
+    analyses = _analyses(command)
+    bases = _bases(analyses, cwd)
+    for target in write_target_words(command):
+        if target.static and not target.expands and target.text == "/dev/null":
+            continue
+        if not target.static or target.expands or not target.text or bases is None:
+            return target.raw or target.text or "?", None
+        for base in bases:
+            reason = protected_path_reason(target.text, cwd=base, hard_links=True)
+            if reason is not None:
+                path = os.path.join(base, os.path.expanduser(target.text))
+                return os.path.normpath(path), reason
+    return None
+
+
+def judge_paths(command: str, cwd: Path, read_rules: tuple[str, ...]) -> PermissionResult:
+    """``Bash``'s own permission check (blocking: call it from a worker thread when
+    :func:`needs_worker_thread` says so).
+
+    Deny when a Read deny rule (``read_rules``, their contents) covers a path
+    the command reads; ask as a safety check for a computed name that could be
+    one, a protected write target, or a computed write target; allow a
+    read-only command whose names all resolve inside ``cwd``; else passthrough.
+    """
+    if read_rules:
+        read = denied_read(command, cwd, read_rules)
+        if read.path is not None:
+            return PermissionResult.deny(read_denied_message(read.path))
+        if read.unknown is not None:
+            return PermissionResult.ask(
+                f"Claude requested permissions to use Bash: {read.unknown} may name a file "
+                "the Read deny rules cover, and its value is not known before the command runs.",
+                safety_check=True,
+            )
+    protected = protected_write_target(command, cwd)
+    if protected is not None:
+        path, reason = protected
+        if reason is None:
+            message = (
+                f"Claude requested permissions to use Bash, whose write target {path} "
+                "could not be read as a path."
+            )
+        else:
+            message = sensitive_file_message(path)
+        return PermissionResult.ask(message, safety_check=True)
+    if (
+        is_read_only_command(command)
+        and stays_in_working_directory(command)
+        and resolves_inside(command, cwd)
+    ):
+        return PermissionResult.allow()
+    return PermissionResult.passthrough()
+
+
+def needs_worker_thread(command: str, cwd: Path, *, walks: bool) -> bool:
+    """Whether :func:`judge_paths` may glob, or (``walks``) walk a directory the command names."""
+    analyses = _analyses(command)
+    for word in _names(analyses):
+        if word.expands:
+            return True
+        if walks and word.static and os.path.isdir(os.path.join(cwd, word.text)):
+            return True
+    return False
 
 
 def resolves_inside(command: str, cwd: Path) -> bool:
