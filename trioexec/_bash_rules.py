@@ -61,16 +61,20 @@ def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior = "all
     line does not show (``source f``, ``curl x | sh``) or a line that does
     not parse matches every deny and ask rule.
 
-    Never raises; the analysis of a line is cached.
+    Never raises; answers are cached (a rule is matched against the same line
+    by the read-only check, the chain and the speculative check).
     """
-    content = content.strip()
+    return _match(content.strip(), command, behavior)
+
+
+@functools.lru_cache(maxsize=4096)
+def _match(content: str, command: str, behavior: RuleBehavior) -> bool:
     if command.strip() == content:
         return True
     rule = _rule(content)
-    analysis = analyse(command)
     if behavior != "allow":
         return any(_may_match(rule, view) for view in _views_of(command))
-    return _covers(rule, analysis)
+    return _covers(rule, analyse(command))
 
 
 @functools.lru_cache(maxsize=2048)

@@ -9,7 +9,10 @@ from __future__ import annotations
 import functools
 import os
 import re
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["match_path_rule"]
 
@@ -27,35 +30,52 @@ def match_path_rule(content: str, path: str | os.PathLike[str], *, cwd: Path) ->
     parent directories matches.  A relative ``path`` is resolved against
     ``cwd``; paths are compared lexically (symlinks are not resolved).
     """
-    pattern = content.strip()
-    if not pattern:
+    compiled = _pattern(content)
+    if compiled is None:
         return False
-    if pattern.startswith("//"):
-        root, pattern = Path("/"), pattern[2:]
-    elif pattern == "~" or pattern.startswith("~/"):
-        root, pattern = Path.home(), pattern[2:]
-    elif pattern.startswith("./"):
-        root, pattern = cwd, pattern[2:]
-    elif pattern.startswith("/"):
-        root, pattern = cwd, pattern[1:]
+    anchor, dir_only, regex = compiled
+    if anchor == "/":
+        root = "/"
+    elif anchor == "~":
+        root = os.path.normpath(os.path.expanduser("~"))
     else:
-        root = cwd
-        if "/" not in pattern.rstrip("/"):
-            pattern = "**/" + pattern
-    if not pattern:
-        return False
-    dir_only = pattern.endswith("/")
-    regex = _compile_glob(pattern.rstrip("/"))
+        root = os.path.normpath(cwd)
 
     raw = os.fspath(path)
     target = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
-    rel = os.path.relpath(target, os.path.normpath(root))
-    if rel in (os.curdir, os.pardir) or rel.startswith(os.pardir + os.sep):
+    if target == root:
         return False
-    parts = rel.split(os.sep)
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if not target.startswith(prefix):
+        return False  # outside the pattern's root
+    parts = target[len(prefix) :].split(os.sep)
     # The path itself (when it can be a directory) and each parent directory.
     last = len(parts) if (not dir_only or raw.endswith("/")) else len(parts) - 1
     return any(regex.fullmatch("/".join(parts[:k])) for k in range(1, last + 1))
+
+
+@functools.lru_cache(maxsize=512)
+def _pattern(content: str) -> tuple[str, bool, re.Pattern[str]] | None:
+    """Where ``content`` is rooted (``/``, ``~`` or the working directory ``.``), whether
+    it names directories only, and its compiled glob; None for an empty pattern."""
+    pattern = content.strip()
+    if not pattern:
+        return None
+    if pattern.startswith("//"):
+        anchor, pattern = "/", pattern[2:]
+    elif pattern == "~" or pattern.startswith("~/"):
+        anchor, pattern = "~", pattern[2:]
+    elif pattern.startswith("./"):
+        anchor, pattern = ".", pattern[2:]
+    elif pattern.startswith("/"):
+        anchor, pattern = ".", pattern[1:]
+    else:
+        anchor = "."
+        if "/" not in pattern.rstrip("/"):
+            pattern = "**/" + pattern
+    if not pattern:
+        return None
+    return anchor, pattern.endswith("/"), _compile_glob(pattern.rstrip("/"))
 
 
 @functools.lru_cache(maxsize=512)

@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen
+@attrs.define(unsafe_hash=True)  # never mutated; not frozen: cheaper to build
 class Word:
     """One shell word after quote removal.
 
@@ -64,7 +64,7 @@ class Word:
     ansi_c: bool = attrs.field(default=False, eq=False)
 
 
-@attrs.frozen
+@attrs.define(unsafe_hash=True)  # never mutated; not frozen: cheaper to build
 class Redirect:
     """One redirection.
 
@@ -99,7 +99,7 @@ class Redirect:
         return False
 
 
-@attrs.frozen
+@attrs.define(unsafe_hash=True)  # never mutated; not frozen: cheaper to build
 class SimpleCommand:
     """One simple command the shell may run.
 
@@ -495,8 +495,10 @@ class _Reader:
                 end = child.end_byte
             elif kind == "$":
                 following = children[index] if index < len(children) else None
-                if following is not None and following.type == "string" and (
-                    following.start_byte == child.end_byte
+                if (
+                    following is not None
+                    and following.type == "string"
+                    and (following.start_byte == child.end_byte)
                 ):  # `$"..."` the grammar split in two: a locale string
                     index += 1
                     self.unmodelled.append("locale quote")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._path_rules import match_path_rule
 from .._protected import protected_path_reason
 from .._shell_commands import UNSURE, command_views, nested_scripts, write_targets
 from .._shell_syntax import ShellAnalysis, Word, analyse
@@ -144,15 +145,29 @@ def _covered(word: Word, base: str, cwd: Path, rules: tuple[str, ...]) -> ReadCh
         for found in _with_contents(candidate):
             if found is None:
                 return ReadCheck(unknown=word.raw)
-            if any(path_rule_covers(rule, found, cwd) for rule in rules):
+            if _rules_cover(rules, found, cwd):
                 return ReadCheck(path=os.path.normpath(found))
     return None
+
+
+def _rules_cover(rules: tuple[str, ...], path: str, cwd: Path) -> bool:
+    """A Read deny rule covers ``path`` as written or, when it exists, with symlinks resolved.
+
+    A path that does not exist cannot be read (no earlier command of the line
+    can put a denied file's contents there without naming it), so only
+    existing paths pay for ``realpath``.
+    """
+    if any(match_path_rule(rule, path, cwd=cwd) for rule in rules):
+        return True
+    if not os.path.lexists(path):
+        return False
+    return any(path_rule_covers(rule, path, cwd) for rule in rules)
 
 
 def _with_contents(path: str) -> Iterator[str | None]:
     """``path``, then (for a directory) what is inside it; None: too much to check."""
     yield path
-    if not os.path.isdir(path):
+    if not os.path.lexists(path) or not os.path.isdir(path):
         return
     seen = 0
     for root, dirs, files in os.walk(path):
@@ -267,6 +282,10 @@ def resolves_inside(command: str, cwd: Path) -> bool:
     root = Path(os.path.realpath(cwd))
 
     def inside(path: str) -> bool:
+        if not os.path.lexists(path):  # nothing to read there: the name as written decides
+            return Path(os.path.normpath(path)).is_relative_to(root) or Path(
+                os.path.realpath(path)
+            ).is_relative_to(root)
         return Path(os.path.realpath(path)).is_relative_to(root)
 
     bases = [str(root)]
