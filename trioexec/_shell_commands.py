@@ -16,13 +16,13 @@ Pure functions over :mod:`._shell_syntax` values.
 
 from __future__ import annotations
 
-import itertools
 import os
 from typing import TYPE_CHECKING
 
 import attrs
 
 from ._shell_syntax import ShellAnalysis, SimpleCommand, Word, analyse
+from ._shell_writes import write_targets
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -602,57 +602,3 @@ def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
         for c in analysis.commands
         for w in (*c.words, *c.assignments)
     )
-
-
-# --- files a command writes -------------------------------------------------------------
-
-_TARGET_LAST = frozenset(["cp", "mv", "install", "ln", "rsync", "scp"])
-_TARGET_ALL = frozenset(["tee", "touch", "truncate", "mkdir", "rm", "rmdir", "shred", "unlink"])
-
-
-def write_targets(words: Sequence[Word]) -> list[Word]:
-    """The files ``words`` (one simple command) is known to write or remove.
-
-    ``tee F``, ``touch F``, ``rm F``...: every operand; ``cp``/``mv``/``ln``/
-    ``install``: the last operand or ``-t DIR``; ``sort -o F``; ``sed -i``: its
-    operands; ``dd of=F``; ``curl -o F``, ``wget -O F``.  Commands not listed
-    here are not known to write anything.
-    """
-    if not words:
-        return []
-    base = os.path.basename(words[0].text)
-    args = list(words[1:])
-    operands = [w for w in args if not w.text.startswith("-") or w.text == "-"]
-    if base in _TARGET_ALL:
-        return operands
-    if base in _TARGET_LAST:
-        targets = [after for w, after in itertools.pairwise(args) if w.text == "-t"]
-        targets += [Word(w.text.partition("=")[2]) for w in args
-                    if w.text.startswith("--target-directory=")]  # fmt: skip
-        return targets or operands[-1:]
-    if base == "dd":
-        return [Word(w.text[3:], static=w.static) for w in args if w.text.startswith("of=")]
-    valued = {"sort": ("-o", "--output"), "curl": ("-o", "--output"), "wget": ("-O",
-              "--output-document"), "uniq": (), "gzip": ()}.get(base)  # fmt: skip
-    if valued:
-        return _option_values(args, *valued)
-    if base == "sed" and any(
-        w.text.startswith("--in-place") or (w.text[:2] != "--" and "i" in w.text[1:])
-        for w in args
-        if w.text.startswith("-")
-    ):
-        return operands
-    return []
-
-
-def _option_values(args: Sequence[Word], short: str, long: str) -> list[Word]:
-    found: list[Word] = []
-    for index, word in enumerate(args):
-        text = word.text
-        if text in (short, long):
-            found.append(_at(tuple(args), index + 1))
-        elif text.startswith(long + "="):
-            found.append(Word(text.partition("=")[2], static=word.static))
-        elif text.startswith(short) and len(text) > len(short) and not text.startswith("--"):
-            found.append(Word(text[len(short) :], static=word.static))
-    return found
