@@ -18,12 +18,16 @@ command needs (a false positive); the note lists them.
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from trioexec._shell_syntax import analyse
 from trioexec.permissions import match_bash_rule
 from trioexec.tools import is_read_only_command
 
@@ -77,3 +81,42 @@ def test_every_fail_closed_case_is_never_read_only() -> None:
     for case in CORPUS:
         if "rm:*" in case.get("deny", ()):
             assert not is_read_only_command(case["command"]), case["command"]
+
+
+WRAPPERS = [
+    "sudo", "sudo -u root --", "doas", "env -i", "env FOO=1", "timeout 5", "timeout -s KILL 5",
+    "nice -n 5", "nohup", "stdbuf -oL", "ionice -c3", "chrt -o 0", "taskset -c 0",
+    "flock /tmp/l", "setsid", "command", "exec", "time -p", "busybox", "xargs", "watch",
+]  # fmt: skip
+SHELLS = ["sh -c", "bash -c", "bash -lc", "sh -ec", "bash --norc -c", "zsh -c", "eval"]
+GLUE = ["; ", " && ", " || ", " | ", "\n"]
+
+
+@given(
+    wrappers=st.lists(st.sampled_from(WRAPPERS), max_size=3),
+    shell=st.sampled_from([None, *SHELLS]),
+    before=st.sampled_from(["", "ls", "git status", "echo 'a; b'"]),
+    glue=st.sampled_from(GLUE),
+    inner=st.sampled_from(["rm x", "rm -rf x", "'rm' x", "\\rm x", "/bin/rm -f x"]),
+)
+def test_no_chain_of_wrappers_and_shells_hides_a_denied_command(
+    wrappers: list[str], shell: str | None, before: str, glue: str, inner: str
+) -> None:
+    command = " ".join([*wrappers, inner])
+    if shell is not None:
+        command = f"{shell} {shlex.quote(command)}"
+    if before:
+        command = before + glue + command
+    assert match_bash_rule("rm:*", command, behavior="deny"), command
+    assert match_bash_rule("rm:*", command, behavior="ask"), command
+    if wrappers or shell:  # an allow rule for the command never covers it wrapped
+        assert not match_bash_rule("rm:*", command), command
+    assert not is_read_only_command(command), command
+
+
+@given(st.text(alphabet=" \t\n;&|<>()$`'\"\\#*?[]{},.-=~!abcdgilmrst/", max_size=60))
+def test_the_analysis_never_raises_and_read_only_lines_run_only_known_programs(text: str) -> None:
+    analysis = analyse(text)
+    if is_read_only_command(text):
+        assert analysis.plain
+        assert all(c.words and c.words[0].static for c in analysis.commands)

@@ -327,7 +327,7 @@ _ESCAPED = re.compile(r"\\.", re.DOTALL)
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _DOUBLE_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _CLASS = re.compile(r"\[.*\]")
-_SPECIAL = frozenset("\\*?[{`$")
+_SPECIAL = frozenset("\\*?[{`$\n")
 
 
 def _hides_substitution(text: str) -> bool:
@@ -477,6 +477,7 @@ class _Reader:
         start: int | None = None
         end = node.start_byte
         children = node.children
+        data = self.data
         index = 0
         while index < len(children):
             child = children[index]
@@ -490,7 +491,12 @@ class _Reader:
                 self.comments = True
             elif child.is_named:
                 named = child.children[0] if kind == "command_name" else child
-                words.append(self.word(named))
+                word: Word | None = None
+                if named.type == "word" and not named.child_count:  # the common plain word
+                    raw = data[named.start_byte : named.end_byte].decode("utf-8", "surrogatepass")
+                    if not _SPECIAL.intersection(raw):
+                        word = Word(raw, raw)
+                words.append(word or self.word(named))
                 start = child.start_byte if start is None else start
                 end = child.end_byte
             elif kind == "$":
@@ -502,8 +508,8 @@ class _Reader:
                 ):  # `$"..."` the grammar split in two: a locale string
                     index += 1
                     self.unmodelled.append("locale quote")
-                    word = self.word(following)
-                    words.append(attrs.evolve(word, raw="$" + word.raw, static=False))
+                    locale = self.word(following)
+                    words.append(attrs.evolve(locale, raw="$" + locale.raw, static=False))
                     end = following.end_byte
                 else:
                     words.append(Word("$", "$", static=False))
@@ -642,8 +648,10 @@ class _Reader:
                 for child in node.children:
                     self.word_parts(child, parts, unquoted, flags)
                 return
-            if _hides_substitution(text):
-                self.broken = True  # e.g. a backtick inside `${x:-...}`: not modelled
+            if _hides_substitution(text) or "\n" in text.replace("\\\n", ""):
+                # A backtick inside `${x:-...}`, or a word running over a newline
+                # (`ls` newline `\rm x` is two commands to bash): not what bash reads.
+                self.broken = True
             parts.append(_unescape_unquoted(text))
             unquoted.append(_ESCAPED.sub("_", text) if "\\" in text else text)
         elif kind == "raw_string":

@@ -110,9 +110,10 @@ def _read(command: str) -> tuple[list[list[Word]], list[str]] | None:
 
 def is_read_only_command(command: str) -> bool:
     """True only when every subcommand of ``command`` is known to be read-only."""
-    parts = split_command(command)
-    if not parts:
+    read = _read_cached(command)
+    if read is None or not read[0]:
         return False
+    parts = read[0]
     if any(word.braces for words in parts for word in words):
         return False  # brace expansion could make words (options, ``..``) checked nowhere
     names = {words[0].text for words in parts}
