@@ -15,17 +15,26 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
     from pathlib import Path
 
-    from ._agent_cli import AgentSetup
     from ._mcp_config import McpServerConfig
     from ._tool import Tool
 
 __all__ = ["McpApproval", "mcp_json_provider"]
+
+
+class _Setup(Protocol):
+    """What the provider reads of the agent's ``AgentSetup``."""
+
+    @property
+    def cwd(self) -> Path: ...
+
+    @property
+    def stderr(self) -> TextIO: ...
 
 
 class McpApproval:
@@ -84,7 +93,7 @@ def mcp_json_provider(settings_files: Sequence[Path]) -> Any:  # noqa: ANN401 - 
     """
 
     @asynccontextmanager
-    async def provide(setup: AgentSetup) -> AsyncIterator[Sequence[Tool[Any]]]:
+    async def provide(setup: _Setup) -> AsyncIterator[Sequence[Tool[Any]]]:
         path = setup.cwd / ".mcp.json"
         if not path.is_file():
             yield ()
