@@ -471,6 +471,9 @@ class RunCore:
         """Abandon the run: cancel executing calls, release nothing from now on."""
         if not self.cancellation.discard(trio.current_time()):
             return
+        # Nothing is released from now on: a finished call the gate was holding
+        # is no longer in progress (an executing one leaves when its task ends).
+        self.in_progress.intersection_update(call.tool_use.id for call in self._executing)
         self._stop_executing("streaming_fallback")
         self._answer_queued("streaming_fallback")
         self.close_output()
