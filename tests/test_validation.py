@@ -375,17 +375,22 @@ async def test_a_nested_attrs_validators_message_names_where_it_failed() -> None
 
 
 def test_validate_gives_the_structured_input_or_the_issue() -> None:
-    compiled = compile_tool(make_tool("Job"))
-    parsed, issue = validate(compiled, {"sleep": 1.0})
-    assert issue is None
-    assert isinstance(parsed, Job)
-    assert parsed.sleep == 1.0
-    parsed, issue = validate(compiled, {"sleep": "soon"})
+    @function_tool(name="Count", input_type=Positive)
+    async def count(payload: Positive, ctx: CallContext, progress: ProgressSender) -> object:
+        raise AssertionError("never called")
+
+    compiled = compile_tool(count)
+    assert validate(compiled, {"n": 3}) == (Positive(3), None)
+    parsed, issue = validate(compiled, {"n": "three"})
     assert parsed is None
     assert issue is not None
     assert issue.lines == (
-        "The parameter `sleep` type is expected as `number` but provided as `string`",
+        "The parameter `n` type is expected as `integer` but provided as `string`",
     )
+    parsed, issue = validate(compiled, {"n": 0})  # layer 2a: the attrs validator
+    assert parsed is None
+    assert issue is not None
+    assert issue.lines == ("The input is invalid: 'n' must be > 0: 0",)
 
 
 async def test_a_hooks_replaced_input_is_validated_once() -> None:
