@@ -30,13 +30,17 @@ async def test_the_classifier_runs_while_the_hooks_still_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     classified = trio.Event()
-    real = _bash._resolves_inside
+    real = _bash.judge_paths
 
-    def resolves_inside(command: str, cwd: Path) -> bool:
-        trio.from_thread.run_sync(classified.set)
-        return real(command, cwd)
+    def judge_paths(command: str, cwd: Path, rules: tuple[str, ...]) -> PermissionResult:
+        # Bash judges in place unless it must glob or walk (then in a worker thread).
+        if trio.lowlevel.in_trio_task():
+            classified.set()
+        else:
+            trio.from_thread.run_sync(classified.set)
+        return real(command, cwd, rules)
 
-    monkeypatch.setattr(_bash, "_resolves_inside", resolves_inside)
+    monkeypatch.setattr(_bash, "judge_paths", judge_paths)
 
     seen: list[bool] = []
 
