@@ -15,7 +15,10 @@ def format_tool_error(error: BaseException) -> str:
     ``stdout`` strings) reads ``Exit code N`` then stderr then stdout; any other
     error reads as its message.  Empty text becomes ``Command failed with no
     output``; text over 10,000 characters keeps the first and last 5,000 with a
-    marker giving how many characters were cut.
+    marker giving how many characters were cut.  An exception whose
+    ``__str__`` (or ``exit_code`` / ``stderr`` / ``stdout``) raises still gets a
+    text: its type name and ``<exception str() failed>``, as Python's own
+    traceback prints it.  Never raises an ``Exception``.
     """
     if isinstance(error, BaseExceptionGroup):
         # A tool failing inside its own nursery: show what failed, not the wrapper.
@@ -23,12 +26,20 @@ def format_tool_error(error: BaseException) -> str:
         if len(leaves) == 1:
             return format_tool_error(leaves[0])
         return _fit("\n".join(format_tool_error(leaf) for leaf in leaves))
-    exit_code = getattr(error, "exit_code", None)
-    if isinstance(exit_code, int) and not isinstance(exit_code, bool):
-        parts = [f"Exit code {exit_code}", _str_attr(error, "stderr"), _str_attr(error, "stdout")]
-    else:
-        parts = [str(error)]
-    return _fit("\n".join(part for part in parts if part).strip())
+    try:
+        exit_code = getattr(error, "exit_code", None)
+        if isinstance(exit_code, int) and not isinstance(exit_code, bool):
+            parts = [
+                f"Exit code {exit_code}",
+                _str_attr(error, "stderr"),
+                _str_attr(error, "stdout"),
+            ]
+        else:
+            parts = [str(error)]
+        text = "\n".join(part for part in parts if isinstance(part, str) and part).strip()
+    except Exception:  # a broken __str__ or property: the error itself is still the answer
+        text = f"{type(error).__name__}: <exception str() failed>"
+    return _fit(text)
 
 
 def _fit(message: str) -> str:
