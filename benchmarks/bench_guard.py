@@ -24,11 +24,10 @@ from typing import Any
 
 import trio
 
-from trioexec import CallContext, PermissionResult, Tool, ToolUse
-from trioexec._guard import GuardRails, authorize_call
-from trioexec._hook_output import HookOutput
-from trioexec._hooks import HookInput, HookSet
-from trioexec._rules import match_bash_rule
+from trioexec import CallContext, GuardRails, PermissionResult, Tool, ToolUse
+from trioexec.hooks import HookInput, HookOutput, HookSet
+from trioexec.lowlevel import authorize_call
+from trioexec.permissions import RuleBehavior, match_bash_rule
 
 RULES = {
     "permissions": {
@@ -50,8 +49,15 @@ class Shell(Tool[dict[str, Any]]):
     async def check_permissions(self, input: dict[str, Any], ctx: CallContext) -> PermissionResult:  # noqa: A002
         return self.own
 
-    def match_rule_content(self, content: str, input: dict[str, Any], ctx: CallContext) -> bool:  # noqa: A002
-        return match_bash_rule(content, input["command"])
+    def match_rule_content(
+        self,
+        content: str,
+        input: dict[str, Any],  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
+        return match_bash_rule(content, input["command"], behavior=behavior)
 
 
 async def allow_hook(data: HookInput) -> HookOutput:

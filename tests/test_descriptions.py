@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trioexec import ToolUse
-from trioexec._core import describe_tool_use
+from trioexec._texts import describe_tool_use
 
 SMILE = "\N{GRINNING FACE}"  # outside the BMP: two UTF-16 units
 

@@ -31,14 +31,15 @@ from trioexec._guard import (
 )
 from trioexec._hook_output import HookBlockingError, HookOutput
 from trioexec._hooks import HookInput, HookSet, PythonHook
-from trioexec._permissions import PermissionContext
-from trioexec._rules import match_bash_rule
+from trioexec._permission_context import PermissionContext
+from trioexec._rules import RuleBehavior, match_bash_rule
 from trioexec._texts import REJECT_MESSAGE
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
 
     from trioexec._models import JSONValue
+    from trioexec._tool import RuleMatcher
 
 Input = dict[str, Any]
 DENIED = "Permission to use Bash has been denied."
@@ -66,8 +67,15 @@ class Shell(Tool[Input]):
         self.seen_permissions.append(ctx.permissions)
         return self.own
 
-    def match_rule_content(self, content: str, input: Input, ctx: CallContext) -> bool:  # noqa: A002
-        return match_bash_rule(content, input["command"])
+    def match_rule_content(
+        self,
+        content: str,
+        input: Input,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
+        return match_bash_rule(content, input["command"], behavior=behavior)
 
 
 class Recorder:
@@ -301,8 +309,8 @@ async def test_two_additional_contexts_are_both_kept() -> None:
     verdict = await authorize(guard(one, two))
     assert verdict.allowed
     assert verdict.attachments == (
-        Attachment("toolu_1", "additional_context", "repo uses pnpm"),
-        Attachment("toolu_1", "additional_context", "CI is red"),
+        Attachment("toolu_1", "additional_context", "repo uses pnpm", "PreToolUse:Bash"),
+        Attachment("toolu_1", "additional_context", "CI is red", "PreToolUse:Bash"),
     )
 
 
@@ -350,7 +358,9 @@ async def test_prevent_continuation() -> None:
     assert verdict.allowed  # the tool may still run
     assert verdict.stop_reason == "Execution stopped by hook"
     assert verdict.attachments == (
-        Attachment("toolu_1", "hook_stopped_continuation", "Execution stopped by hook"),
+        Attachment(
+            "toolu_1", "hook_stopped_continuation", "Execution stopped by hook", "PreToolUse:Bash"
+        ),
     )
 
 
@@ -563,10 +573,22 @@ async def test_post_tool_use_records() -> None:
     verdict = await after_call(rails, Shell(), USE, USE.input, response=result, cwd=Path("/w"))
     assert verdict == PostToolUseVerdict(
         (
-            Attachment("toolu_9", "additional_context", "2 warnings"),
-            Attachment("toolu_9", "hook_blocking_error", "tests failed"),
-            Attachment("toolu_9", "hook_blocking_error", "format the file"),
-            Attachment("toolu_9", "hook_stopped_continuation", "review"),
+            Attachment("toolu_9", "additional_context", "2 warnings", "PostToolUse:Bash"),
+            Attachment(
+                "toolu_9",
+                "hook_blocking_error",
+                "tests failed",
+                "PostToolUse:Bash",
+                block.__qualname__,
+            ),
+            Attachment(
+                "toolu_9",
+                "hook_blocking_error",
+                "format the file",
+                "PostToolUse:Bash",
+                legacy.__qualname__,
+            ),
+            Attachment("toolu_9", "hook_stopped_continuation", "review", "PostToolUse:Bash"),
         ),
         "review",
     )
@@ -588,7 +610,9 @@ async def test_post_tool_use_failure() -> None:
     verdict = await after_call(
         rails, Shell(), USE, USE.input, response=None, error="Exit code 2", is_interrupt=False
     )
-    assert verdict.attachments == (Attachment("toolu_9", "additional_context", "retry with -j1"),)
+    assert verdict.attachments == (
+        Attachment("toolu_9", "additional_context", "retry with -j1", "PostToolUseFailure:Bash"),
+    )
     assert (seen[0].hook_event_name, seen[0].error, seen[0].is_interrupt) == (
         "PostToolUseFailure",
         "Exit code 2",
@@ -609,9 +633,7 @@ async def test_after_call_without_hooks_or_arguments() -> None:
 # --- rules on tools that do not read rule content -----------------------------------------
 
 
-def shell_tool(
-    ran: list[str], rule_matcher: Callable[[str, Input], bool] | None = None
-) -> Tool[Any]:
+def shell_tool(ran: list[str], rule_matcher: RuleMatcher[Input] | None = None) -> Tool[Any]:
     @function_tool(name="shell", rule_matcher=rule_matcher, input_schema=Shell().input_schema)
     async def shell(args: Input, ctx: CallContext, progress: ProgressSender) -> str:
         ran.append(args["command"])
@@ -634,8 +656,8 @@ async def test_a_content_deny_rule_stops_a_function_tool_without_a_matcher() -> 
 async def test_a_function_tool_with_a_matcher_is_denied_only_what_the_rule_covers() -> None:
     ran: list[str] = []
 
-    def matcher(content: str, args: Input) -> bool:
-        return trioexec.match_bash_rule(content, args["command"])
+    def matcher(content: str, args: Input, behavior: RuleBehavior) -> bool:
+        return trioexec.permissions.match_bash_rule(content, args["command"], behavior=behavior)
 
     rails = GuardRails.from_settings({"permissions": {"deny": ["shell(rm:*)"]}})
     uses = [

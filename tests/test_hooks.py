@@ -23,7 +23,6 @@ from trioexec._hooks import (
     HookEntry,
     HookInput,
     HookSet,
-    collapse_cancelled,
     compile_matcher,
     run_hooks,
 )
@@ -415,12 +414,6 @@ async def test_cancelling_hooks_raises_a_plain_cancelled(
         except BaseException as exc:  # pragma: no cover - the failure being tested for
             pytest.fail(f"expected a plain Cancelled, got {exc!r}")
     assert scope.cancelled_caught
-
-
-def test_collapse_cancelled_leaves_other_groups_alone() -> None:
-    group = BaseExceptionGroup("x", [KeyboardInterrupt()])
-    with pytest.raises(BaseExceptionGroup), collapse_cancelled():
-        raise group
 
 
 async def test_run_hooks_with_nothing_to_run() -> None:

@@ -9,15 +9,16 @@ import pytest
 
 import trioexec
 from trioexec import CallContext, ConfigurationError, PermissionResult, Tool, ToolUse, function_tool
-from trioexec._permissions import PermissionContext, check_permission_chain
-from trioexec._rules import PermissionRule, match_bash_rule, match_path_rule
+from trioexec._permission_context import PermissionContext
+from trioexec._permissions import check_permission_chain
+from trioexec._rules import PermissionRule, RuleBehavior, match_bash_rule, match_path_rule
 from trioexec._texts import permission_denied_message, permission_not_granted_message
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from trioexec import ProgressSender
+    from trioexec._tool import RuleMatcher
 
 Input = dict[str, Any]
 
@@ -42,8 +43,15 @@ class Shell(Tool[Input]):
         self.checked.append(input)
         return self.own
 
-    def match_rule_content(self, content: str, input: Input, ctx: CallContext) -> bool:  # noqa: A002
-        return match_bash_rule(content, input["command"])
+    def match_rule_content(
+        self,
+        content: str,
+        input: Input,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
+        return match_bash_rule(content, input["command"], behavior=behavior)
 
 
 def ctx_for(command: str) -> CallContext:
@@ -214,7 +222,14 @@ class Reader(Tool[Input]):
     async def check_permissions(self, input: Input, ctx: CallContext) -> PermissionResult:  # noqa: A002
         return PermissionResult.allow()
 
-    def match_rule_content(self, content: str, input: Input, ctx: CallContext) -> bool:  # noqa: A002
+    def match_rule_content(
+        self,
+        content: str,
+        input: Input,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
         return match_path_rule(content, input["file_path"], cwd=ctx.cwd)
 
 
@@ -243,7 +258,7 @@ def test_permission_context_rules() -> None:
     )
     assert perms.rule_contents("Bash", "deny") == ("rm:*", "curl:*")
     assert perms.rule_contents("Bash", "ask") == ()
-    assert perms.rules_for(Shell(), "allow") == (False, ("ls:*",))
+    assert perms.rules_for(("Bash",), "allow") == (False, ("ls:*",))
     assert perms.with_mode("bypass").mode == "bypass"
     assert perms.with_mode("bypass").allow == perms.allow
 
@@ -281,7 +296,7 @@ def test_an_unknown_mode_is_a_configuration_error_naming_the_choices() -> None:
 # --- tools that cannot interpret rule content -------------------------------------------
 
 
-def shell_tool(rule_matcher: Callable[[str, Input], bool] | None = None) -> Tool[Any]:
+def shell_tool(rule_matcher: RuleMatcher[Input] | None = None) -> Tool[Any]:
     """A function tool named ``shell`` (its own check allows every call)."""
 
     @function_tool(name="shell", rule_matcher=rule_matcher)
@@ -338,9 +353,9 @@ async def test_a_content_allow_rule_on_a_tool_without_a_matcher_never_allows() -
 async def test_a_function_tool_with_a_rule_matcher_matches_content() -> None:
     seen: list[tuple[str, Input]] = []
 
-    def matcher(content: str, args: Input) -> bool:
+    def matcher(content: str, args: Input, behavior: RuleBehavior) -> bool:
         seen.append((content, args))
-        return trioexec.match_bash_rule(content, args["command"])
+        return trioexec.permissions.match_bash_rule(content, args["command"], behavior=behavior)
 
     tool = shell_tool(rule_matcher=matcher)
     deny = PermissionContext(deny=["shell(rm:*)"])
@@ -350,13 +365,15 @@ async def test_a_function_tool_with_a_rule_matcher_matches_content() -> None:
     assert await chain(tool, "rmdir build", deny) == ALLOW  # a prefix of words, not letters
     assert await chain(tool, "ls", deny) == ALLOW
     assert seen[0] == ("rm:*", {"command": "rm -rf /"})
-    assert tool.match_rule_content("ls:*", {"command": "ls -la"}, ctx_for("ls -la"))
-    assert not tool.match_rule_content("ls:*", {"command": "lsof"}, ctx_for("lsof"))
+    assert tool.match_rule_content("ls:*", {"command": "ls -la"}, ctx_for("ls"), behavior="allow")
+    assert not tool.match_rule_content(
+        "ls:*", {"command": "lsof"}, ctx_for("lsof"), behavior="allow"
+    )
 
 
 async def test_an_ask_rule_on_a_function_tool_with_a_matcher() -> None:
-    def matcher(content: str, args: Input) -> bool:
-        return trioexec.match_bash_rule(content, args["command"])
+    def matcher(content: str, args: Input, behavior: RuleBehavior) -> bool:
+        return trioexec.permissions.match_bash_rule(content, args["command"], behavior=behavior)
 
     tool = shell_tool(rule_matcher=matcher)
     ask = PermissionContext(ask=["shell(git push:*)"])
@@ -395,7 +412,61 @@ async def test_no_warning_for_tools_that_interpret_content(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="trioexec.permissions")
-    matcher = shell_tool(rule_matcher=lambda c, a: trioexec.match_bash_rule(c, a["command"]))
+    matcher = shell_tool(
+        rule_matcher=lambda c, a, b: trioexec.permissions.match_bash_rule(
+            c, a["command"], behavior=b
+        )
+    )
     assert await chain(matcher, "ls", PermissionContext(deny=["shell(rm:*)"])) == ALLOW
     assert await decide(Shell(ALLOW), "ls", deny=("Bash(rm:*)",)) == ALLOW
     assert caplog.records == []
+
+
+class PartlyReadable(Tool[Input]):
+    """Reads ``cmd:*`` prefixes only; any other content it cannot interpret (None)."""
+
+    name = "partly"
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, RuleBehavior]] = []
+
+    async def check_permissions(self, input: Input, ctx: CallContext) -> PermissionResult:  # noqa: A002
+        return PermissionResult.passthrough()
+
+    def match_rule_content(
+        self,
+        content: str,
+        input: Input,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool | None:
+        self.asked.append((content, behavior))
+        if not content.endswith(":*"):
+            return None
+        return match_bash_rule(content, input["command"], behavior=behavior)
+
+
+async def test_the_chain_tells_the_tool_which_behavior_each_rule_has() -> None:
+    tool = PartlyReadable()
+    rules = PermissionContext(deny=["partly(rm:*)"], ask=["partly(git:*)"], allow=["partly(ls:*)"])
+    assert await chain(tool, "ls", rules) == ALLOW
+    assert tool.asked == [("rm:*", "deny"), ("git:*", "ask"), ("ls:*", "allow")]
+
+
+async def test_a_content_the_tool_cannot_interpret_fails_closed_alone() -> None:
+    tool = PartlyReadable()
+    deny = PermissionContext(deny=["partly(rm:*)", "partly(/etc/**)"])
+    denied = PermissionResult.deny(permission_denied_message("partly"))
+    assert await chain(tool, "ls", deny) == denied  # the unreadable rule applies to every call
+    allow = PermissionContext(allow=["partly(/etc/**)", "partly(ls:*)"])
+    assert await chain(tool, "ls -la", allow) == ALLOW  # the readable allow rule still allows
+    assert await chain(tool, "cat x", allow) == ASK  # the unreadable one never matches
+
+
+def test_a_tool_by_default_cannot_interpret_rule_content() -> None:
+    use = ToolUse("toolu_1", "opaque", {"command": "ls"})
+    ctx = CallContext(use)
+    for behavior in ("allow", "ask", "deny"):
+        assert Opaque().match_rule_content("ls:*", {}, ctx, behavior=behavior) is None  # type: ignore[arg-type]
+        assert shell_tool().match_rule_content("ls:*", {}, ctx, behavior=behavior) is None  # type: ignore[arg-type]

@@ -21,21 +21,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import trio
 
-from trioexec import (
-    CallContext,
-    GuardRails,
-    HookInput,
-    HookOutput,
-    HookSet,
-    PermissionContext,
-    PermissionModeName,
-    ProgressSender,
-    ToolUse,
-    authorize_call,
-    function_tool,
-    run_tools,
-)
+from trioexec import CallContext, GuardRails, ProgressSender, ToolUse, function_tool, run_tools
 from trioexec._hook_command import run_command
+from trioexec.hooks import HookInput, HookOutput, HookSet
+from trioexec.lowlevel import authorize_call
+from trioexec.permissions import PermissionContext, PermissionModeName
 from trioexec.tools import (
     BashInput,
     BashProgress,
@@ -278,7 +268,8 @@ async def test_read_deny_rule_holds_for_the_real_path(tmp_path: Path) -> None:
     cwd = secrets_project(tmp_path)
     use = ToolUse("toolu_1", "Read", {"file_path": "secrets/key.txt"})
     outcome = await run_tools([use], default_tools(cwd), cwd=cwd, guard=SECRET_DENY)
-    assert outcome.results[0].content == "Permission to use Read has been denied."
+    denied = cwd / "secrets" / "key.txt"
+    assert outcome.results[0].content == f"Permission to read {denied} has been denied."
 
 
 async def test_read_deny_rule_is_bypassed_through_a_symlink(tmp_path: Path) -> None:

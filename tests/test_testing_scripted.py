@@ -153,12 +153,22 @@ def test_unknown_input_keys_are_a_layer_one_error() -> None:
 def test_rule_content_matching() -> None:
     tool = ScriptedTool("Bash")
     c = ctx()
-    assert tool.match_rule_content("npm run test:*", {"command": "npm run test -- -x"}, c)
-    assert not tool.match_rule_content("npm run test:*", {"command": "npm run test && rm x"}, c)
-    assert tool.match_rule_content("./secrets/**", {"file_path": "secrets/key.pem"}, c)
-    assert not tool.match_rule_content("./secrets/**", {"file_path": "src/key.pem"}, c)
-    assert tool.match_rule_content("TODO*", {"pattern": "TODO:"}, c)
-    assert not tool.match_rule_content("x", {}, c)
+    assert tool.match_rule_content(
+        "npm run test:*", {"command": "npm run test -- -x"}, c, behavior="allow"
+    )
+    assert not tool.match_rule_content(
+        "npm run test:*", {"command": "npm run test && rm x"}, c, behavior="allow"
+    )
+    assert tool.match_rule_content(
+        "./secrets/**", {"file_path": "secrets/key.pem"}, c, behavior="allow"
+    )
+    assert not tool.match_rule_content(
+        "./secrets/**", {"file_path": "src/key.pem"}, c, behavior="allow"
+    )
+    assert tool.match_rule_content("TODO*", {"pattern": "TODO:"}, c, behavior="allow")
+    assert not tool.match_rule_content("x", {}, c, behavior="allow")
+    # A deny rule catches a compound command by any part.
+    assert tool.match_rule_content("rm:*", {"command": "npm run test && rm x"}, c, behavior="deny")
 
 
 async def test_scripted_tools_in_run_tools(autojump_clock: trio.testing.MockClock) -> None:

@@ -32,3 +32,17 @@ def test_function_tool_refuses_a_plain_function() -> None:
 
     with pytest.raises(ToolDefinitionError, match="needs an async function; 'not_async'"):
         function_tool()(not_async)  # type: ignore[arg-type]
+
+
+def test_function_tool_refuses_a_rule_matcher_that_is_not_told_the_behavior() -> None:
+    async def shell(input: object, ctx: object, progress: object) -> str:  # noqa: A002
+        return "x"
+
+    def two_arguments(content: str, input: object) -> bool:  # noqa: A002
+        return True
+
+    with pytest.raises(ToolDefinitionError, match=r"'two_arguments' must take \(content, input, "):
+        function_tool(rule_matcher=two_arguments)(shell)  # type: ignore[arg-type]
+    tool = function_tool(rule_matcher=lambda content, args, behavior: behavior == "deny")(shell)  # type: ignore[arg-type]
+    assert tool.match_rule_content("x", {}, None, behavior="deny") is True  # type: ignore[arg-type]
+    assert tool.match_rule_content("x", {}, None, behavior="allow") is False  # type: ignore[arg-type]

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore, new_run_core, single_exception
+from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore, new_run_core
 from ._errors import ConfigurationError
+from ._groups import single_exception
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import group_safe_runs
 from ._tool import ContextState, Tool

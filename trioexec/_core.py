@@ -21,31 +21,33 @@ import heapq
 import logging
 import math
 import pathlib
-import re
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-import attrs
 import trio
 
+from ._call import (
+    Call,
+    CallOutcome,
+    error_outcome,
+    id_problem,
+    unknown_tool_outcome,
+)
 from ._concurrency import resolve_max_concurrency
 from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
-from ._lifecycle import CallEnv, CallOutcome, error_outcome, run_tool_use, split_cancelled
+from ._groups import exception_name, is_cancellation, split_cancelled
+from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._registry import ToolRegistry
 from ._texts import (
     CANCEL_MESSAGE,
     REJECT_MESSAGE,
     STREAMING_FALLBACK_MESSAGE,
-    duplicate_tool_use_id,
-    invalid_tool_use_id,
-    no_such_tool,
+    describe_tool_use,
     sibling_error_message,
     tool_use_error,
 )
-from ._tool import ContextModifier, ContextState
 from ._turn import Turn, cancel_at_end_of_instant
-from ._validation import CompiledTool
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -53,79 +55,20 @@ if TYPE_CHECKING:
 
     from ._events import Observer
     from ._guard import GuardRails
-    from ._tool import Tool
+    from ._tool import ContextModifier, ContextState, Tool
 
 __all__ = [
     "DEFAULT_GRACE_PERIOD",
     "Call",
     "RunCore",
-    "describe_tool_use",
-    "is_cancellation",
-    "single_exception",
 ]
 
 logger = logging.getLogger("trioexec")
 
-_VALID_ID = re.compile(r"[A-Za-z0-9_-]+")
-
 DEFAULT_GRACE_PERIOD = 5.0
 """Seconds a cancelled call may keep running before it is answered on its behalf."""
 
-CallState: TypeAlias = Literal["queued", "executing", "completed", "released"]
 ResultOrder: TypeAlias = Literal["arrival", "completion"]
-
-_DESCRIPTION_KEYS = ("command", "file_path", "pattern")
-
-
-def describe_tool_use(tool_use: ToolUse) -> str:
-    """``Name(first 40 chars…)`` of the first non-empty command/file_path/pattern."""
-    for key in _DESCRIPTION_KEYS:
-        value = tool_use.input.get(key)
-        if isinstance(value, str) and value:
-            return f"{tool_use.name}({_first_40_units(value)})"
-    return tool_use.name
-
-
-def _first_40_units(text: str) -> str:
-    """The first 40 UTF-16 code units (as JavaScript counts them), ``…`` if cut.
-
-    A cut through a surrogate pair drops the lone half, so the text stays valid.
-    """
-    if len(text) <= 20:  # at most 40 units whatever the characters
-        return text
-    encoded = text.encode("utf-16-le", "surrogatepass")
-    if len(encoded) <= 80:
-        return text
-    head = encoded[:80]
-    if 0xD8 <= head[-1] <= 0xDB:  # the last unit opens a surrogate pair
-        head = head[:-2]
-    return head.decode("utf-16-le", "surrogatepass") + "…"
-
-
-@attrs.define(eq=False)
-class Call:
-    """One tracked call of a run."""
-
-    index: int
-    tool_use: ToolUse
-    compiled: CompiledTool | None
-    safe: bool
-    parsed: object = None
-    input_error: str | None = None
-    state: CallState = "queued"
-    scope: trio.CancelScope | None = None
-    outcome: CallOutcome | None = None
-    returned: CallOutcome | None = None
-    cancel_reason: CancelReason | None = None
-    cancel_requested_at: float | None = None
-    context_at_start: ContextState | None = None
-
-    @property
-    def interrupt_behavior(self) -> str:
-        return "block" if self.compiled is None else self.compiled.tool.interrupt_behavior
-
-    def set_returned(self, outcome: CallOutcome) -> None:
-        self.returned = outcome
 
 
 class RunCore:
@@ -193,14 +136,14 @@ class RunCore:
         call counts as unsafe): used to admit the rest of a run after a tool's
         code raised a ``BaseException``.
         """
-        id_problem = self._id_problem(tool_use.id)
-        compiled = None if id_problem else self.registry.lookup(tool_use.name)
+        problem = id_problem(tool_use.id, self._ids)
+        compiled = None if problem else self.registry.lookup(tool_use.name)
         call = Call(len(self.calls), tool_use, compiled, safe=False)
         self._ids.add(tool_use.id)
-        if id_problem is not None:
+        if problem is not None:
             self.calls.append(call)
             self._emit(call, "queued")
-            self.complete(call, CallOutcome(ToolResult(tool_use.id, id_problem, is_error=True)))
+            self.complete(call, error_outcome(tool_use.id, problem))
             return call
         # Tracked before any tool code runs: whatever that code raises, the call
         # is known and gets its answer.
@@ -220,13 +163,6 @@ class RunCore:
                 raise
         self._emit(call, "queued")
         return call
-
-    def _id_problem(self, tool_id: str) -> str | None:
-        if not _VALID_ID.fullmatch(tool_id):
-            return invalid_tool_use_id(tool_id)
-        if tool_id in self._ids:
-            return duplicate_tool_use_id(tool_id)
-        return None
 
     def blocked_reason(self) -> CancelReason | None:
         """Why no new call may start now (None: calls may start)."""
@@ -432,7 +368,7 @@ class RunCore:
         call.state = "completed"
         self._note_completed(call)
         if call.compiled is None and reason != "streaming_fallback":
-            call.outcome = error_outcome(call.tool_use.id, no_such_tool(call.tool_use.name))
+            call.outcome = unknown_tool_outcome(call.tool_use)
             self._emit(call, "completed", data=call.outcome.result)
             return
         call.outcome = self._synthetic(call, reason, started=False)
@@ -711,40 +647,10 @@ def _nothing() -> None:
     return None
 
 
-def is_cancellation(exc: BaseException) -> bool:
-    """``Cancelled``, or a group holding nothing but ``Cancelled`` (a tool's own nursery)."""
-    if isinstance(exc, trio.Cancelled):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        _, rest = exc.split(trio.Cancelled)
-        return rest is None
-    return False
-
-
 def _raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
-    text = tool_use_error(f"Error: the tool raised {_exception_name(exc)}; the run was stopped")
-    return CallOutcome(ToolResult(call.tool_use.id, text, is_error=True))
-
-
-def single_exception(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
-    """The one exception inside ``group`` (nested groups flattened), or None if several."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        exc = pending.pop()
-        if isinstance(exc, BaseExceptionGroup):
-            pending.extend(exc.exceptions)
-        else:
-            leaves.append(exc)
-    return leaves[0] if len(leaves) == 1 else None
-
-
-def _exception_name(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        _, rest = exc.split(trio.Cancelled)
-        leaves = rest.exceptions if rest is not None else exc.exceptions
-        return ", ".join(sorted({type(leaf).__name__ for leaf in leaves}))
-    return type(exc).__name__
+    """The answer to a call whose tool code raised a ``BaseException`` that stops the run."""
+    text = tool_use_error(f"Error: the tool raised {exception_name(exc)}; the run was stopped")
+    return error_outcome(call.tool_use.id, text)
 
 
 class _Unparsed:

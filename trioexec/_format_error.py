@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._groups import leaves
+
 __all__ = ["format_tool_error"]
 
 _MAX_CHARS = 10_000
@@ -22,10 +24,10 @@ def format_tool_error(error: BaseException) -> str:
     """
     if isinstance(error, BaseExceptionGroup):
         # A tool failing inside its own nursery: show what failed, not the wrapper.
-        leaves = _leaves(error)
-        if len(leaves) == 1:
-            return format_tool_error(leaves[0])
-        return _fit("\n".join(format_tool_error(leaf) for leaf in leaves))
+        members = leaves(error)
+        if len(members) == 1:
+            return format_tool_error(members[0])
+        return _fit("\n".join(format_tool_error(leaf) for leaf in members))
     try:
         exit_code = getattr(error, "exit_code", None)
         if isinstance(exit_code, int) and not isinstance(exit_code, bool):
@@ -54,10 +56,3 @@ def _fit(message: str) -> str:
 def _str_attr(error: BaseException, name: str) -> str:
     value = getattr(error, name, "")
     return value if isinstance(value, str) else ""
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    leaves: list[BaseException] = []
-    for exc in group.exceptions:
-        leaves.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return leaves

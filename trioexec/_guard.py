@@ -14,6 +14,7 @@ with the call's result to the model: ``additional_context``,
 from __future__ import annotations
 
 import logging
+import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -22,19 +23,17 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import attrs
 import trio
 
+from ._groups import collapse_cancelled
 from ._hook_output import HookOutcome, aggregate
-from ._hooks import HookEntry, HookEvent, HookInput, HookSet, collapse_cancelled, run_hooks
+from ._hooks import HookEntry, HookEvent, HookInput, HookSet, run_hooks
 from ._models import Attachment, JSONValue, content_to_api
-from ._permissions import (
-    PermissionContext,
-    PermissionMode,
-    PermissionModeName,
-    check_permission_chain,
-)
+from ._permission_context import PermissionContext, PermissionModeName, claude_code_mode_name
+from ._permissions import check_permission_chain
 from ._settings import SettingsSource, load_settings
 from ._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
+    STOPPED_BY_POST_TOOL_USE_HOOK,
     permission_denied_message,
     permission_not_granted_message,
     stopped_by_pre_tool_use_hook,
@@ -61,11 +60,6 @@ CanUseTool: TypeAlias = Callable[[str, Mapping[str, JSONValue], str], Awaitable[
 """``async (tool_name, input, tool_use_id) -> PermissionResult``: the application's
 answer to an "ask" (allow, maybe with a replaced input, or deny with an optional message)."""
 
-_HOOK_MODE_NAMES: dict[PermissionMode, str] = {
-    "default": "default",
-    "bypass": "bypassPermissions",
-}
-
 
 @attrs.frozen
 class GuardRails:
@@ -78,14 +72,16 @@ class GuardRails:
         permissions: the ``allow`` / ``ask`` / ``deny`` rules and the mode.
         hooks: Python and command hooks by event.
         can_use_tool: the application's answer to an "ask"; None: ask means deny.
-        session_id: passed to hooks.
+        session_id: passed to hooks as ``session_id``; by default a new UUID
+            (``uuid4``) for each ``GuardRails``, so hooks that key logs or state
+            on it never see an empty id.  Keep one value for a whole session.
         transcript_path: passed to hooks.
     """
 
     permissions: PermissionContext = attrs.field(factory=PermissionContext)
     hooks: HookSet = attrs.field(factory=HookSet)
     can_use_tool: CanUseTool | None = None
-    session_id: str = ""
+    session_id: str = attrs.field(factory=lambda: str(uuid.uuid4()))
     transcript_path: str = ""
 
     @classmethod
@@ -94,7 +90,7 @@ class GuardRails:
         *sources: SettingsSource,
         can_use_tool: CanUseTool | None = None,
         mode: PermissionModeName | None = None,
-        session_id: str = "",
+        session_id: str | None = None,
         transcript_path: str = "",
     ) -> GuardRails:
         """Load and merge settings files / dicts (lowest precedence first).
@@ -110,6 +106,8 @@ class GuardRails:
         permissions = settings.permissions
         if mode is not None:
             permissions = permissions.with_mode(mode)
+        if session_id is None:
+            session_id = str(uuid.uuid4())
         return cls(permissions, settings.hooks, can_use_tool, session_id, transcript_path)
 
 
@@ -204,7 +202,7 @@ async def authorize_call(
         if speculative is not None:
             tool_check = await _speculate(speculative, tool.name, parsed_input, ctx)
 
-    attachments = _attachments(tool_use.id, outcome)
+    attachments = _attachments(tool_use.id, outcome, f"PreToolUse:{tool.name}", STOPPED_BY_HOOK)
     stop_reason = (outcome.stop_reason or STOPPED_BY_HOOK) if outcome.prevent_continuation else None
 
     def verdict(
@@ -332,9 +330,10 @@ async def after_call(
     elif response is not None:
         hook_input = attrs.evolve(hook_input, tool_response=content_to_api(response.content))
     outcome = aggregate(await run_hooks(entries, hook_input, cwd=where), event, tool.name)
+    stop_default = STOPPED_BY_POST_TOOL_USE_HOOK if event == "PostToolUse" else STOPPED_BY_HOOK
     return PostToolUseVerdict(
-        _attachments(tool_use.id, outcome),
-        (outcome.stop_reason or STOPPED_BY_HOOK) if outcome.prevent_continuation else None,
+        _attachments(tool_use.id, outcome, f"{event}:{tool.name}", stop_default),
+        (outcome.stop_reason or stop_default) if outcome.prevent_continuation else None,
         outcome.system_messages,
         outcome.errors,
     )
@@ -352,7 +351,7 @@ def _hook_input(
         session_id=guard.session_id,
         transcript_path=guard.transcript_path,
         cwd=cwd,
-        permission_mode=_HOOK_MODE_NAMES[guard.permissions.mode],
+        permission_mode=claude_code_mode_name(guard.permissions.mode),
         hook_event_name=event,
         tool_name=tool.name,
         tool_input=tool_input,
@@ -360,16 +359,23 @@ def _hook_input(
     )
 
 
-def _attachments(tool_use_id: str, outcome: HookOutcome) -> tuple[Attachment, ...]:
+def _attachments(
+    tool_use_id: str, outcome: HookOutcome, hook_name: str, stop_default: str
+) -> tuple[Attachment, ...]:
+    """The records of one event's hooks; ``hook_name`` is ``{event}:{tool}``."""
     if outcome is _NO_OUTCOME:
         return ()
     records = [
-        Attachment(tool_use_id, "additional_context", t) for t in outcome.additional_contexts
+        Attachment(tool_use_id, "additional_context", t, hook_name)
+        for t in outcome.additional_contexts
     ]
-    records += [Attachment(tool_use_id, "hook_blocking_error", t) for t in outcome.blocking_errors]
+    records += [
+        Attachment(tool_use_id, "hook_blocking_error", t, hook_name, command)
+        for t, command in zip(outcome.blocking_errors, outcome.blocking_commands, strict=True)
+    ]
     if outcome.prevent_continuation:
-        text = outcome.stop_reason or STOPPED_BY_HOOK
-        records.append(Attachment(tool_use_id, "hook_stopped_continuation", text))
+        text = outcome.stop_reason or stop_default
+        records.append(Attachment(tool_use_id, "hook_stopped_continuation", text, hook_name))
     return tuple(records)
 
 

@@ -10,11 +10,12 @@ the caller is cancelled, every group of the session gets SIGKILL and the kill
 is awaited (shielded, at most :data:`~trioexec._process.KILL_WAIT` seconds)
 before control returns: no process of a hook outlives its run.
 
-How the output is read (SPEC §5): stdout starting with ``{`` is JSON and
-decides, whatever the exit code; invalid JSON is a non-blocking error.
-Otherwise exit 0 is success, exit 2 a blocking error
-``[{command}]: {stderr or 'No stderr output'}``, anything else a
-non-blocking error.
+How the output is read (as Claude Code reads it): stdout starting with
+``{`` that parses as JSON decides, whatever the exit code (JSON of the wrong
+shape is a non-blocking error); anything else, including stdout that starts
+with ``{`` but does not parse, is plain output: exit 0 is success, exit 2 a
+blocking error ``[{command}]: {stderr or 'No stderr output'}`` (stderr
+verbatim), anything else a non-blocking error.
 """
 
 from __future__ import annotations
@@ -87,23 +88,36 @@ async def run_command(
 
 
 def interpret_command_run(run: CommandRun, command: str, event: str) -> HookResult:
-    """Turn a finished command's exit code and output into a :class:`HookResult`."""
+    """Turn a finished command's exit code and output into a :class:`HookResult`.
+
+    As Claude Code does: stdout that starts with ``{`` and parses as JSON
+    decides (a JSON object of the wrong shape is a non-blocking error);
+    stdout that starts with ``{`` but does not parse is plain output, so the
+    exit code decides.  A blocking error carries stderr verbatim (untrimmed).
+    """
     text = run.stdout.strip()
     if text.startswith("{"):
         try:
             data = json.loads(text)
-        except ValueError as exc:
-            return HookResult(label=command, error=f"invalid JSON output: {exc}")
-        try:
-            output = parse_hook_json(data, event)
-        except ValueError as exc:
-            return HookResult(label=command, error=f"invalid JSON output: {exc}")
-        return result_from_output(output, event, command)
-    stderr = run.stderr.strip() or "No stderr output"
+        except ValueError:
+            data = _NOT_JSON
+        if data is not _NOT_JSON:
+            try:
+                output = parse_hook_json(data, event)
+            except ValueError as exc:
+                return HookResult(label=command, error=f"JSON validation failed: {exc}")
+            return result_from_output(output, event, command)
     if run.returncode == 0:
         return HookResult(label=command)
     if run.returncode == 2:
-        return HookResult(label=command, blocking_error=f"[{command}]: {stderr}")
+        return HookResult(
+            label=command,
+            blocking_error=f"[{command}]: {run.stderr or 'No stderr output'}",
+        )
+    stderr = run.stderr.strip() or "No stderr output"
     return HookResult(
         label=command, error=f"Failed with non-blocking status code {run.returncode}: {stderr}"
     )
+
+
+_NOT_JSON = object()

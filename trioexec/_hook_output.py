@@ -109,6 +109,8 @@ class HookOutcome:
     updated_input: Mapping[str, JSONValue] | None = None
     additional_contexts: tuple[str, ...] = ()
     blocking_errors: tuple[str, ...] = ()
+    blocking_commands: tuple[str, ...] = ()
+    """For each of ``blocking_errors``: the command (or Python hook) that reported it."""
     prevent_continuation: bool = False
     stop_reason: str | None = None
     system_messages: tuple[str, ...] = ()
@@ -156,6 +158,7 @@ def aggregate(results: Sequence[HookResult], event: str, tool_name: str) -> Hook
     updated: Mapping[str, JSONValue] | None = None
     contexts: list[str] = []
     blocking: list[str] = []
+    blocking_commands: list[str] = []
     stop = False
     stop_reason: str | None = None
     system_messages: list[str] = []
@@ -169,6 +172,7 @@ def aggregate(results: Sequence[HookResult], event: str, tool_name: str) -> Hook
                 deny_message = deny_message or message
             else:
                 blocking.append(result.blocking_error)
+                blocking_commands.append(result.label)
         if this == "deny":
             decision = "deny"
             deny_message = deny_message or result.reason or hook_denied_message(tool_name)
@@ -194,6 +198,7 @@ def aggregate(results: Sequence[HookResult], event: str, tool_name: str) -> Hook
         updated_input=updated,
         additional_contexts=tuple(contexts),
         blocking_errors=tuple(blocking),
+        blocking_commands=tuple(blocking_commands),
         prevent_continuation=stop,
         stop_reason=stop_reason,
         system_messages=tuple(system_messages),

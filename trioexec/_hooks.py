@@ -18,18 +18,18 @@ registered twice) run once.  A hook that times out or fails gives no decision.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
 import trio
 
 from ._errors import ConfigurationError
+from ._groups import collapse_cancelled
 from ._hook_command import interpret_command_run, run_command
 from ._hook_output import HookBlockingError, HookOutput, HookResult, result_from_output
 from ._models import JSONObject, JSONValue
@@ -46,8 +46,8 @@ __all__ = [
     "HookInput",
     "HookSet",
     "PythonHook",
-    "collapse_cancelled",
     "compile_matcher",
+    "encode_hook_input",
     "run_hooks",
 ]
 
@@ -89,14 +89,28 @@ class HookInput:
             "hook_event_name": self.hook_event_name,
             "tool_name": self.tool_name,
             "tool_input": dict(self.tool_input),
-            "tool_use_id": self.tool_use_id,
         }
+        # Claude Code's key order: tool_response comes before tool_use_id.
         if self.hook_event_name == "PostToolUse":
             data["tool_response"] = self.tool_response
-        elif self.hook_event_name == "PostToolUseFailure":
+        data["tool_use_id"] = self.tool_use_id
+        if self.hook_event_name == "PostToolUseFailure":
             data["error"] = self.error
             data["is_interrupt"] = self.is_interrupt
         return data
+
+
+def encode_hook_input(data: JSONValue) -> bytes:
+    """The stdin bytes of a command hook: ``JSON.stringify(data) + "\\n"`` as UTF-8.
+
+    Compact separators, non-ASCII characters as raw UTF-8 (never ``\\u00e9``),
+    and a trailing newline, so ``grep -o '"command":"[^"]*"'`` and
+    ``read -r line`` read it as they do in Claude Code.  A lone surrogate
+    (which has no UTF-8 form) is written as its ``\\udXXX`` escape, as
+    ``JSON.stringify`` does.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
 PythonHook: TypeAlias = Callable[[HookInput], Awaitable[HookOutput | None]]
@@ -281,24 +295,6 @@ def _parse_hooks_section(section: object, source: str) -> tuple[HookEntry, ...]:
     return tuple(entries)
 
 
-@contextlib.contextmanager
-def collapse_cancelled() -> Iterator[None]:
-    """Turn a nursery's group of nothing but ``Cancelled`` into one plain ``Cancelled``.
-
-    Callers then see cancellation the way they would from a single await.
-    """
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        cancelled, rest = group.split(trio.Cancelled)
-        if rest is None and cancelled is not None:
-            leaf: BaseException = cancelled
-            while isinstance(leaf, BaseExceptionGroup):
-                leaf = leaf.exceptions[0]
-            raise leaf from None
-        raise
-
-
 async def run_hooks(
     entries: Sequence[HookEntry], hook_input: HookInput, *, cwd: Path
 ) -> tuple[HookResult, ...]:
@@ -312,7 +308,7 @@ async def run_hooks(
         return ()
     payload = b""
     if any(isinstance(entry.hook, CommandHook) for entry in entries):
-        payload = json.dumps(hook_input.to_json()).encode()
+        payload = encode_hook_input(hook_input.to_json())
     if len(entries) == 1:
         results: list[HookResult | None] = [await _run_entry(entries[0], hook_input, payload, cwd)]
     else:

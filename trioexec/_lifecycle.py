@@ -16,8 +16,10 @@ import attrs
 import cattrs
 import trio
 
-from ._events import CallEvent, CancelReason, ObserverSet
+from ._call import CallOutcome, error_outcome, unknown_tool_outcome
+from ._events import CallEvent, ObserverSet
 from ._format_error import format_tool_error
+from ._groups import split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from ._models import Attachment, JSONValue, ToolResult, ToolUse
 from ._results import (
@@ -28,7 +30,6 @@ from ._results import (
     persistence_threshold,
 )
 from ._texts import (
-    no_such_tool,
     permission_denied_message,
     permission_not_granted_message,
     tool_use_error,
@@ -40,7 +41,7 @@ from ._validation import CompiledTool, input_error_text, structuring_error
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-__all__ = ["CallEnv", "CallOutcome", "run_tool_use", "split_cancelled"]
+__all__ = ["CallEnv", "run_tool_use"]
 
 logger = logging.getLogger("trioexec")
 
@@ -54,26 +55,6 @@ class CallEnv:
     cwd: Path
     session_dir: Path | None = None
     guard: GuardRails | None = None
-
-
-@attrs.frozen
-class CallOutcome:
-    """A call's answer plus what travels with it.
-
-    ``cancel_reason`` is set when the answer is synthetic (the call was
-    stopped rather than answered by its tool).
-    """
-
-    result: ToolResult
-    attachments: tuple[Attachment, ...] = ()
-    context_modifier: ContextModifier | None = None
-    stop_reason: str | None = None
-    cancel_reason: CancelReason | None = None
-
-
-def error_outcome(tool_use_id: str, text: str) -> CallOutcome:
-    """An error answer produced by the lifecycle itself."""
-    return CallOutcome(ToolResult(tool_use_id, text, is_error=True))
 
 
 async def run_tool_use(
@@ -102,7 +83,7 @@ async def run_tool_use(
     """
     tool_id = tool_use.id
     if compiled is None:
-        return error_outcome(tool_id, no_such_tool(tool_use.name))
+        return unknown_tool_outcome(tool_use)
     tool = compiled.tool
     # Step 2 (turn already aborted) is the run core's: a call never starts once
     # the turn is interrupted or aborted; it is answered without a lifecycle.
@@ -279,19 +260,3 @@ async def _tool_permission_only(
     if decision.behavior == "deny":
         return decision.message or permission_denied_message(tool.name)
     return permission_not_granted_message(tool.name)
-
-
-def split_cancelled(
-    exc: BaseException,
-) -> tuple[BaseExceptionGroup[trio.Cancelled] | None, ExceptionGroup[Exception] | None]:
-    """Split a group into its ``Cancelled`` part and its ``Exception`` part.
-
-    Both are None unless the group holds Cancelled and otherwise only
-    Exceptions (a BaseException other than Cancelled must propagate).
-    """
-    if not isinstance(exc, BaseExceptionGroup):
-        return None, None
-    cancelled, rest = exc.split(trio.Cancelled)
-    if cancelled is None or rest is None or not isinstance(rest, ExceptionGroup):
-        return None, None
-    return cancelled, rest

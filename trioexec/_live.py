@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, TextIO
 
 import attrs
 
-from ._core import describe_tool_use
 from ._events import CallEvent, Observer
 from ._models import ToolResult
+from ._texts import describe_tool_use
 
 if TYPE_CHECKING:
     from ._models import ToolUse

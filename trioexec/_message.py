@@ -10,11 +10,14 @@ tool_results first), one block per record, in release order, each wrapped in
 a ``<system-reminder>`` as Claude Code does for hook output::
 
     <system-reminder>
-    {label}: {text}
+    PostToolUse:Edit hook additional context: {text}
     </system-reminder>
 
-with the label ``Hook additional context`` (a blank text adds no block),
-``Hook blocking error`` or ``Hook stopped continuation``.  A
+(``{hook} hook blocking error from command: "{command}": {text}`` and
+``{hook} hook stopped continuation: {text}`` for the other kinds; a blank
+context adds no block).  A record without ``hook_name`` (one the application
+made) reads ``Hook additional context: {text}``, ``Hook blocking error:
+{text}`` or ``Hook stopped continuation: {text}``.  A
 ``hook_stopped_continuation`` record also sets
 :attr:`UserMessage.stopped_continuation`, so the agent loop ends the turn.
 """
@@ -28,6 +31,7 @@ import attrs
 
 from ._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState, apply_message_budget
 from ._models import Attachment, AttachmentKind, JSONObject, JSONValue, ResultUpdate, ToolResult
+from ._texts import hook_record_text, system_reminder
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -48,11 +52,19 @@ RECORD_LABELS: Mapping[AttachmentKind, str] = MappingProxyType(
 
 
 def record_text(attachment: Attachment) -> str | None:
-    """The text block a record becomes, or None when it adds nothing (blank context)."""
+    """The text block a record becomes, or None when it adds nothing (blank context).
+
+    A record a hook made reads as in Claude Code (:func:`~trioexec._texts.hook_record_text`);
+    one without ``hook_name`` is introduced by its :data:`RECORD_LABELS` label.
+    """
     if attachment.kind == "additional_context" and not attachment.text.strip():
         return None
+    if attachment.hook_name:
+        return hook_record_text(
+            attachment.kind, attachment.hook_name, attachment.text, attachment.command
+        )
     label = RECORD_LABELS[attachment.kind]
-    return f"<system-reminder>\n{label}: {attachment.text}\n</system-reminder>"
+    return system_reminder(f"{label}: {attachment.text}")
 
 
 @attrs.frozen

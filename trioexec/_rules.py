@@ -9,8 +9,6 @@ so the matching rules are tested without an event loop.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import os
 import re
@@ -25,10 +23,8 @@ if TYPE_CHECKING:
 __all__ = [
     "PermissionRule",
     "RuleBehavior",
-    "current_rule_behavior",
     "match_bash_rule",
     "match_path_rule",
-    "matching_rules",
     "split_bash_command",
 ]
 
@@ -293,32 +289,8 @@ def _unquote_word(word: str) -> str:
 
 RuleBehavior: TypeAlias = Literal["allow", "ask", "deny"]
 
-_matching: contextvars.ContextVar[RuleBehavior] = contextvars.ContextVar(
-    "trioexec_matching_rules", default="allow"
-)
 
-
-@contextlib.contextmanager
-def matching_rules(behavior: RuleBehavior) -> Iterator[None]:
-    """Within the block, rule matchers know they are matching ``behavior`` rules.
-
-    The permission chain wraps its deny and ask rule matching in this, so that a
-    tool's ``match_rule_content`` (which has no way to be told) matches a
-    compound shell command the way a deny or ask rule needs: by any part.
-    """
-    token = _matching.set(behavior)
-    try:
-        yield
-    finally:
-        _matching.reset(token)
-
-
-def current_rule_behavior() -> RuleBehavior:
-    """The behavior of the rules being matched (set by :func:`matching_rules`; "allow" outside)."""
-    return _matching.get()
-
-
-def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior | None = None) -> bool:
+def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior = "allow") -> bool:
     """Whether the ``Bash(content)`` rule applies to ``command``.
 
     ``content`` ending in ``:*`` is a prefix (``npm run test:*`` covers
@@ -344,15 +316,12 @@ def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior | None
     ``'rm' x``.  It fails closed: a wrapper option it does not know makes every
     later word a possible command, and a command name the shell computes
     (``$CMD``, a glob) matches every deny and ask rule.
-
-    ``behavior`` defaults to the one set by :func:`matching_rules` ("allow"
-    outside it).
     """
     content = content.strip()
     if command.strip() == content:
         return True
     matcher = _bash_matcher(content)
-    if (behavior or _matching.get()) != "allow":
+    if behavior != "allow":
         return any(part == _UNSURE or matcher(part) for part in _deny_parts(command))
     subcommands = _split(command)
     if not subcommands:

@@ -23,7 +23,7 @@ import attrs
 
 from ._errors import ConfigurationError
 from ._hooks import HookSet
-from ._permissions import PermissionContext, PermissionMode
+from ._permission_context import PermissionContext, PermissionMode, mode_from_name
 from ._rules import PermissionRule
 
 __all__ = ["Settings", "SettingsSource", "default_settings_paths", "load_settings"]
@@ -31,12 +31,6 @@ __all__ = ["Settings", "SettingsSource", "default_settings_paths", "load_setting
 SettingsSource = str | os.PathLike[str] | Mapping[str, object]
 
 logger = logging.getLogger("trioexec.settings")
-
-_MODES: dict[str, PermissionMode] = {
-    "default": "default",
-    "bypassPermissions": "bypass",
-    "bypass": "bypass",
-}
 
 
 @attrs.frozen
@@ -154,7 +148,7 @@ def _mode(section: Mapping[str, object], name: str) -> PermissionMode | None:
         raise ConfigurationError(
             f"{name}: permissions.defaultMode: expected a string, got {type(raw).__name__}"
         )
-    mode = _MODES.get(raw)
+    mode = mode_from_name(raw)
     if mode is None:
         logger.warning(
             "%s: permissions.defaultMode: %r is not supported by trioexec; using 'default'",

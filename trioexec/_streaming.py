@@ -24,17 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ._core import (
-    DEFAULT_GRACE_PERIOD,
-    ResultOrder,
-    RunCore,
-    new_run_core,
-    single_exception,
-)
+from ._call import unknown_tool_outcome
+from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore, new_run_core
 from ._errors import ConfigurationError
-from ._lifecycle import error_outcome
+from ._groups import is_only, single_exception
 from ._models import ToolUse, Update
-from ._texts import no_such_tool
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
@@ -85,7 +79,7 @@ class StreamingExecutor:
             core.complete_without_starting(call, "streaming_fallback")
             return
         if call.compiled is None:
-            core.complete(call, error_outcome(tool_use.id, no_such_tool(tool_use.name)))
+            core.complete(call, unknown_tool_outcome(tool_use))
             return
         reason = core.blocked_reason()
         if reason is not None:  # interrupted, aborted or cascaded: it will never start
@@ -244,7 +238,7 @@ async def open_streaming_executor(
                 raise
             executor._close_input()
     except BaseExceptionGroup as group:
-        if body_error is not None and _is_only(body_error, group):
+        if body_error is not None and is_only(body_error, group):
             raise body_error from None  # the body's own exception, exactly as raised
         only = single_exception(group) if body_error is None else None
         if only is None:
@@ -259,26 +253,3 @@ async def open_streaming_executor(
                 core.close_output()
         finally:
             core.close()
-
-
-def _is_only(body_error: BaseException, group: BaseExceptionGroup[BaseException]) -> bool:
-    """Whether ``group`` (our nursery's) carries nothing but the body's exception.
-
-    trio may hand the body's own group back as a derived copy, so leaves are
-    compared by identity rather than the group object itself.
-    """
-    if len(group.exceptions) != 1:
-        return False
-    (inner,) = group.exceptions
-    if inner is body_error:
-        return True
-    if isinstance(inner, BaseExceptionGroup) and isinstance(body_error, BaseExceptionGroup):
-        return _leaf_ids(inner) == _leaf_ids(body_error)
-    return False
-
-
-def _leaf_ids(group: BaseExceptionGroup[BaseException]) -> list[int]:
-    ids: list[int] = []
-    for exc in group.exceptions:
-        ids.extend(_leaf_ids(exc) if isinstance(exc, BaseExceptionGroup) else [id(exc)])
-    return ids

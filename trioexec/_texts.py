@@ -6,20 +6,34 @@ them byte for byte.  Functions build the ones with placeholders.
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._models import ToolUse
+
 __all__ = [
     "CANCEL_MESSAGE",
     "REJECT_MESSAGE",
     "STOPPED_BY_HOOK",
+    "STOPPED_BY_POST_TOOL_USE_HOOK",
     "STREAMING_FALLBACK_MESSAGE",
+    "command_denied_message",
+    "describe_tool_use",
     "duplicate_tool_use_id",
+    "edit_denied_message",
+    "escape_reminder",
     "hook_denied_message",
     "hook_error_message",
+    "hook_record_text",
     "invalid_tool_use_id",
     "no_such_tool",
     "permission_denied_message",
     "permission_not_granted_message",
+    "read_denied_message",
     "sibling_error_message",
     "stopped_by_pre_tool_use_hook",
+    "system_reminder",
     "tool_use_error",
 ]
 
@@ -62,6 +76,21 @@ def permission_denied_message(tool_name: str) -> str:
     return f"Permission to use {tool_name} has been denied."
 
 
+def command_denied_message(tool_name: str, command: str) -> str:
+    """Answer when a content deny rule of a shell tool matches its command."""
+    return f"Permission to use {tool_name} with command {command} has been denied."
+
+
+def read_denied_message(path: str) -> str:
+    """Answer when a deny rule covers the path a reading tool (Read, Glob, Grep) names."""
+    return f"Permission to read {path} has been denied."
+
+
+def edit_denied_message(path: str) -> str:
+    """Answer when a deny rule covers the path a writing tool (Edit, Write) names."""
+    return f"Permission to edit {path} has been denied."
+
+
 def permission_not_granted_message(tool_name: str) -> str:
     """Answer to an ask when the application gave no ``can_use_tool`` callback."""
     return f"Claude requested permissions to use {tool_name}, but you haven't granted it yet."
@@ -78,7 +107,43 @@ def hook_error_message(tool_name: str, error: str) -> str:
 
 
 STOPPED_BY_HOOK = "Execution stopped by hook"
-"""The ``hook_stopped_continuation`` text when a hook gave no ``stopReason``."""
+"""The ``hook_stopped_continuation`` text when a PreToolUse hook gave no ``stopReason``."""
+
+STOPPED_BY_POST_TOOL_USE_HOOK = "Execution stopped by PostToolUse hook"
+"""The ``hook_stopped_continuation`` text when a PostToolUse hook gave no ``stopReason``."""
+
+_REMINDER_TAG = re.compile(r"<(?=\s*(?:/\s*)?system-reminder\b)", re.IGNORECASE)
+_TRAILING_LT = re.compile(r"<(?=\s*(?:/\s*)?\Z)")
+
+
+def escape_reminder(text: str) -> str:
+    """``text`` with every ``<`` that could open or close a ``system-reminder`` tag as ``&lt;``.
+
+    Hook output is written by others: a hook printing ``</system-reminder>``
+    must not end the wrapper early and speak as the system.  A trailing bare
+    ``<`` is escaped too (it would fuse with the wrapper's closing tag).
+    """
+    return _TRAILING_LT.sub("&lt;", _REMINDER_TAG.sub("&lt;", text))
+
+
+def system_reminder(text: str) -> str:
+    """``text`` wrapped in a ``<system-reminder>`` block, tags inside it escaped."""
+    return f"<system-reminder>\n{escape_reminder(text)}\n</system-reminder>"
+
+
+def hook_record_text(kind: str, hook_name: str, text: str, command: str = "") -> str:
+    """The text block of a hook's record, byte for byte as Claude Code renders it.
+
+    ``hook_name`` is ``{event}:{tool}``.  ``kind`` is ``additional_context``,
+    ``hook_blocking_error`` or ``hook_stopped_continuation``.
+    """
+    if kind == "additional_context":
+        body = f"{hook_name} hook additional context: {text}"
+    elif kind == "hook_blocking_error":
+        body = f'{hook_name} hook blocking error from command: "{command}": {text}'
+    else:
+        body = f"{hook_name} hook stopped continuation: {text}"
+    return system_reminder(body)
 
 
 def stopped_by_pre_tool_use_hook(stop_reason: str | None) -> str:
@@ -101,3 +166,31 @@ def duplicate_tool_use_id(tool_use_id: str) -> str:
     return tool_use_error(
         f"Error: Duplicate tool_use id {tool_use_id!r}: every tool_use needs its own id"
     )
+
+
+_DESCRIPTION_KEYS = ("command", "file_path", "pattern")
+
+
+def describe_tool_use(tool_use: ToolUse) -> str:
+    """``Name(first 40 chars…)`` of the first non-empty command/file_path/pattern."""
+    for key in _DESCRIPTION_KEYS:
+        value = tool_use.input.get(key)
+        if isinstance(value, str) and value:
+            return f"{tool_use.name}({_first_40_units(value)})"
+    return tool_use.name
+
+
+def _first_40_units(text: str) -> str:
+    """The first 40 UTF-16 code units (as JavaScript counts them), ``…`` if cut.
+
+    A cut through a surrogate pair drops the lone half, so the text stays valid.
+    """
+    if len(text) <= 20:  # at most 40 units whatever the characters
+        return text
+    encoded = text.encode("utf-16-le", "surrogatepass")
+    if len(encoded) <= 80:
+        return text
+    head = encoded[:80]
+    if 0xD8 <= head[-1] <= 0xDB:  # the last unit opens a surrogate pair
+        head = head[:-2]
+    return head.decode("utf-16-le", "surrogatepass") + "…"

@@ -1,8 +1,14 @@
 """Two-layer input validation.
 
-Layer 1 checks the raw JSON against the tool's JSON Schema with a validator
+Layer 1 checks the raw JSON against the tool's JSON Schema with validators
 compiled once per tool (``jsonschema.validate`` per call re-checks and
-re-compiles the schema: ~70x slower).  Layer 2 structures the validated dict
+re-compiles the schema: ~70x slower).  Two validators are compiled: a fast one
+(``jsonschema_rs``, compiled Rust) answers the happy path, and ``jsonschema``,
+the reference, is asked whenever the fast one does not accept (so every error
+sentence, and every final "no", comes from the reference).  The fast validator
+is trusted only to accept, and only for schemas whose keywords both implement
+alike (see :func:`_fast_validator`), so the accepted set is the reference's.
+Layer 2 structures the validated dict
 into the tool's attrs ``input_type`` with a private cattrs converter, then runs
 the tool's semantic ``validate_input``.  Error texts follow Claude Code's
 InputValidationError format byte for byte.
@@ -11,7 +17,7 @@ InputValidationError format byte for byte.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -20,11 +26,15 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
+try:
+    import jsonschema_rs
+except ImportError:  # pragma: no cover - a platform without a wheel: the reference alone
+    jsonschema_rs = None  # type: ignore[assignment]
+
 from ._errors import ToolDefinitionError
 from ._models import JSONObject, JSONValue
-from ._schema import schema_for_attrs
 from ._texts import tool_use_error
-from ._tool import Tool
+from ._tool import Tool, check_tool_name, tool_schema
 
 __all__ = ["CompiledTool", "InputError", "compile_tool", "input_error_text"]
 
@@ -52,21 +62,32 @@ class CompiledTool:
     schema: JSONObject
     validator: Any
     accepts_any_object: bool = False
+    fast_accepts: Callable[[object], bool] | None = None
+    """The compiled fast validator's ``is_valid``; None when the schema needs the reference."""
 
     def check(self, raw: Mapping[str, JSONValue]) -> InputError | None:
         """Layer 1: validate ``raw`` against the schema; None when it conforms.
 
-        A schema that cannot be evaluated (say, a reference that resolves to
-        nothing) fails closed: the input is refused with the reason.
+        The fast validator answers the happy path; anything it does not accept
+        (or cannot represent: a Python value with no JSON form) goes to the
+        reference, which writes the issue lines or, where the two differ,
+        accepts.  A schema that cannot be evaluated (say, a reference that
+        resolves to nothing) fails closed: the input is refused with the reason.
         """
         if self.accepts_any_object:
             return None
+        fast = self.fast_accepts
+        if fast is not None:
+            try:
+                if fast(raw):
+                    return None
+            except Exception:  # not representable for the fast validator: the reference decides
+                pass
         try:
-            if self.validator.is_valid(raw):
-                return None
-            return InputError(tuple(_dedupe(_issue_lines(self.validator.iter_errors(raw)))))
+            lines = _dedupe(_issue_lines(self.validator.iter_errors(raw)))
         except Exception as exc:  # jsonschema / referencing errors from a broken schema
             return InputError((f"The input could not be validated against the schema: {exc}",))
+        return InputError(tuple(lines)) if lines else None
 
     def structure(self, raw: Mapping[str, JSONValue]) -> object:
         """Layer 2a: the tool's ``input_type`` instance (or the dict itself).
@@ -84,8 +105,8 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
     """Compile a tool's schema into a validator.
 
     Raises:
-        ToolDefinitionError: no name, no schema and no attrs input type, or an
-            invalid schema.
+        ToolDefinitionError: no valid name, an input type without a JSON
+            Schema equivalent, or an invalid schema.
     """
     if isinstance(tool, type):
         raise ToolDefinitionError(
@@ -96,15 +117,8 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
             f"expected a Tool instance (a Tool subclass or @function_tool), "
             f"got {type(tool).__name__} {tool!r}"
         )
-    name = getattr(tool, "name", None)
-    if not isinstance(name, str) or not name:
-        raise ToolDefinitionError(f"{tool!r} has no name")
-    schema = tool.input_schema
-    if schema is None:
-        if tool.input_type is None:
-            schema = {"type": "object"}
-        else:
-            schema = schema_for_attrs(tool.input_type)
+    name = check_tool_name(getattr(tool, "name", None), f"{type(tool).__name__} {tool!r}")
+    schema = tool_schema(tool)
     dangling = _dangling_refs(schema)
     if dangling:
         raise ToolDefinitionError(
@@ -122,9 +136,83 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
     return CompiledTool(
         tool=tool,
         schema=schema,
-        validator=validator_class(schema),
+        validator=_with_tuples_as_arrays(validator_class)(schema),
         accepts_any_object=constraints in ({}, {"type": "object"}),
+        fast_accepts=_fast_validator(schema),
     )
+
+
+_REFERENCE_ONLY_KEYWORDS = frozenset({"pattern", "patternProperties", "format", "multipleOf"})
+"""Keywords the two validators read differently, so a schema using any of them
+is checked by the reference alone: regular expressions (ECMA-262 in the fast
+validator, Python's ``re`` in the reference: ``\\d``, ``\\w`` and ``$`` differ),
+formats, and ``multipleOf`` on floats (exact decimal arithmetic against binary
+floating point: ``0.3`` is a multiple of ``0.1`` for one and not the other)."""
+
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA_ONE = (
+    "items", "additionalItems", "additionalProperties", "contains", "propertyNames", "not",
+    "if", "then", "else", "unevaluatedItems", "unevaluatedProperties",
+)  # fmt: skip
+
+
+def _uses_reference_only_keywords(node: object) -> bool:
+    """Whether a keyword of :data:`_REFERENCE_ONLY_KEYWORDS` appears in any subschema.
+
+    Walks the schema keyword by keyword (not key by key), so a property that
+    happens to be called ``pattern`` is not mistaken for the keyword.
+    """
+    if isinstance(node, list):  # ``items`` in the array form of older drafts
+        return any(_uses_reference_only_keywords(item) for item in node)
+    if not isinstance(node, dict):
+        return False
+    if not _REFERENCE_ONLY_KEYWORDS.isdisjoint(node):
+        return True
+    for key in _SUBSCHEMA_MAPS:
+        children = node.get(key)
+        if isinstance(children, dict) and any(
+            _uses_reference_only_keywords(child) for child in children.values()
+        ):
+            return True
+    for key in _SUBSCHEMA_LISTS:
+        children = node.get(key)
+        if isinstance(children, list) and any(
+            _uses_reference_only_keywords(child) for child in children
+        ):
+            return True
+    return any(_uses_reference_only_keywords(node.get(key)) for key in _SUBSCHEMA_ONE)
+
+
+def _fast_validator(schema: JSONObject) -> Callable[[object], bool] | None:
+    """The compiled fast validator's ``is_valid`` for ``schema``, or None.
+
+    None when the fast validator is not installed, cannot compile the schema,
+    or the schema uses a keyword the two validators read differently.  Formats
+    are annotations only, as in the reference.
+    """
+    if jsonschema_rs is None or _uses_reference_only_keywords(schema):
+        return None
+    try:
+        validator = jsonschema_rs.validator_for(schema, validate_formats=False)
+    except Exception:  # a schema the fast validator does not support: the reference alone
+        return None
+    is_valid: Callable[[object], bool] = validator.is_valid
+    return is_valid
+
+
+def _with_tuples_as_arrays(validator_class: type[Any]) -> type[Any]:
+    """``validator_class`` whose ``array`` type also admits tuples.
+
+    A tuple is what a JSON array becomes in Python code that builds inputs by
+    hand; the fast validator already treats it as an array, and cattrs
+    structures it as one, so the reference agrees with both.
+    """
+    checker = validator_class.TYPE_CHECKER.redefine(
+        "array", lambda _checker, instance: isinstance(instance, (list, tuple))
+    )
+    extended: type[Any] = jsonschema.validators.extend(validator_class, type_checker=checker)
+    return extended
 
 
 def input_error_text(tool: Tool[Any], error: InputError) -> str:

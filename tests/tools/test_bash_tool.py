@@ -23,6 +23,7 @@ from trioexec import (
 )
 from trioexec._format_error import format_tool_error
 from trioexec._validation import compile_tool
+from trioexec.lowlevel import live_group_members
 from trioexec.tools import (
     BashInput,
     BashProgress,
@@ -30,7 +31,6 @@ from trioexec.tools import (
     ShellError,
     ShellSpawnError,
     ShellTimeoutError,
-    live_group_members,
 )
 
 if TYPE_CHECKING:
@@ -185,9 +185,13 @@ async def test_permissions_follow_symlinks_out_of_the_working_directory(
 def test_rule_content_is_matched_with_the_bash_rule_syntax(tmp_path: Path) -> None:
     tool = BashTool()
     ctx = context(tmp_path)
-    assert tool.match_rule_content("npm run test:*", BashInput("npm run test -- -k x"), ctx)
-    assert not tool.match_rule_content("npm run test:*", BashInput("npm run test && rm -rf /"), ctx)
-    assert tool.match_rule_content("git status", BashInput("git status"), ctx)
+    assert tool.match_rule_content(
+        "npm run test:*", BashInput("npm run test -- -k x"), ctx, behavior="allow"
+    )
+    assert not tool.match_rule_content(
+        "npm run test:*", BashInput("npm run test && rm -rf /"), ctx, behavior="allow"
+    )
+    assert tool.match_rule_content("git status", BashInput("git status"), ctx, behavior="allow")
 
 
 class GatedBash(BashTool):

@@ -7,13 +7,13 @@ import math
 import os
 import tracemalloc
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import trio
 from tool_harness import tool_context, validate_and_call
 
 from trioexec import CallContext, ImageBlock, PermissionResult, ToolUse, run_tools
-from trioexec._rules import RuleBehavior, matching_rules
 from trioexec.tools import FileToolError, ReadInput, ReadTool
 from trioexec.tools._read import (
     DEFAULT_LIMIT,
@@ -23,6 +23,9 @@ from trioexec.tools._read import (
     MAX_OUTPUT_CHARS,
     SKIP_CHUNK_BYTES,
 )
+
+if TYPE_CHECKING:
+    from trioexec._rules import RuleBehavior
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -244,9 +247,15 @@ async def test_permissions_allow_reading_inside_the_working_directory(tmp_path: 
 def test_rule_content_is_a_path_pattern(tmp_path: Path) -> None:
     tool = ReadTool()
     ctx = context(tmp_path)
-    assert tool.match_rule_content("./secrets/**", ReadInput("secrets/key.pem"), ctx)
-    assert tool.match_rule_content("*.env", ReadInput(str(tmp_path / "app" / ".env")), ctx)
-    assert not tool.match_rule_content("./secrets/**", ReadInput("src/main.py"), ctx)
+    assert tool.match_rule_content(
+        "./secrets/**", ReadInput("secrets/key.pem"), ctx, behavior="allow"
+    )
+    assert tool.match_rule_content(
+        "*.env", ReadInput(str(tmp_path / "app" / ".env")), ctx, behavior="allow"
+    )
+    assert not tool.match_rule_content(
+        "./secrets/**", ReadInput("src/main.py"), ctx, behavior="allow"
+    )
 
 
 def test_declared_behaviour() -> None:
@@ -291,10 +300,9 @@ async def test_deny_and_ask_path_rules_follow_symlinks(
 
     cwd = secret_behind_links(tmp_path)
     tool, ctx = ReadTool(), context(cwd)
-    with matching_rules(behavior):
-        assert tool.match_rule_content("./secrets/**", ReadInput(file_path), ctx)
+    assert tool.match_rule_content("./secrets/**", ReadInput(file_path), ctx, behavior=behavior)
     # An allow rule matches the path as written only.
-    assert not tool.match_rule_content("./secrets/**", ReadInput(file_path), ctx)
+    assert not tool.match_rule_content("./secrets/**", ReadInput(file_path), ctx, behavior="allow")
 
 
 async def test_deny_rule_follows_a_symlinked_working_directory(tmp_path: Path) -> None:
@@ -303,6 +311,6 @@ async def test_deny_rule_follows_a_symlinked_working_directory(tmp_path: Path) -
     real = secret_behind_links(tmp_path / "real")
     (tmp_path / "cwd").symlink_to(real)
     tool, ctx = ReadTool(), context(tmp_path / "cwd")
-    with matching_rules("deny"):
-        assert tool.match_rule_content("./secrets/**", ReadInput("docs/deep/key.txt"), ctx)
-        assert not tool.match_rule_content("./public/**", ReadInput("docs/deep/key.txt"), ctx)
+    linked = ReadInput("docs/deep/key.txt")
+    assert tool.match_rule_content("./secrets/**", linked, ctx, behavior="deny")
+    assert not tool.match_rule_content("./public/**", linked, ctx, behavior="deny")

@@ -87,4 +87,6 @@ async def test_declared_behaviour_and_permissions(tmp_path: Path) -> None:
     assert not tool.is_concurrency_safe(data)
     assert tool.interrupt_behavior == "block"
     assert await tool.check_permissions(data, context(tmp_path)) == PermissionResult.passthrough()
-    assert tool.match_rule_content("./src/**", WriteInput("src/a.py", ""), context(tmp_path))
+    assert tool.match_rule_content(
+        "./src/**", WriteInput("src/a.py", ""), context(tmp_path), behavior="allow"
+    )

@@ -41,7 +41,7 @@ from .._events import CallEvent, Observer
 from .._guard import GuardRails
 from .._hooks import HookSet
 from .._models import JSONValue, ResultUpdate, ToolResult, Update
-from .._permissions import PermissionContext
+from .._permission_context import PermissionContext
 from .._registry import ToolRegistry
 from .._streaming import open_streaming_executor
 from .._tool import PermissionResult

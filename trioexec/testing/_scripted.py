@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from .._models import JSONObject, JSONValue
+    from .._rules import RuleBehavior
     from .._tool import CallContext, ContextState, InterruptBehavior, ProgressSender
 
 __all__ = [
@@ -158,6 +159,8 @@ class ScriptedTool(Tool["ScriptedInput"]):
         content: str,
         input: ScriptedInput,  # noqa: A002
         ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
     ) -> bool:
         """``Tool(content)`` rules: shell-style for ``command``, path-style for ``file_path``.
 
@@ -168,13 +171,13 @@ class ScriptedTool(Tool["ScriptedInput"]):
         """
         command = input.get("command")
         if isinstance(command, str):
-            return match_bash_rule(content, command)
+            return match_bash_rule(content, command, behavior=behavior)
         file_path = input.get("file_path")
         if isinstance(file_path, str):
             return match_path_rule(content, file_path, cwd=ctx.cwd)
         pattern = input.get("pattern")
         if isinstance(pattern, str):
-            return match_bash_rule(content, pattern)
+            return match_bash_rule(content, pattern, behavior=behavior)
         return False
 
     async def call(

@@ -8,10 +8,14 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
+from .._texts import edit_denied_message, read_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, Tool
 from ._paths import OutsideRootError, absolute_path, resolve_path
+
+if TYPE_CHECKING:
+    from .._rules import RuleBehavior
 
 __all__ = [
     "BINARY_SNIFF_BYTES",
@@ -187,21 +191,34 @@ class PathTool(Tool[InputT]):
         except OutsideRootError as exc:
             raise FileToolError(str(exc)) from None
 
-    def match_rule_content(self, content: str, input: InputT, ctx: CallContext) -> bool:  # noqa: A002
+    def match_rule_content(
+        self,
+        content: str,
+        input: InputT,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
         """Match a ``Tool(pattern)`` rule against the input's path (gitignore-style).
 
         An allow rule matches the path as written.  A deny or ask rule also
         matches the path with symlinks resolved, so a link cannot lead around
         it (``docs -> secrets`` does not escape ``Read(./secrets/**)``).
         """
-        from .._rules import current_rule_behavior
-
         path = absolute_path(self.input_path(input) or ".", ctx.cwd)
-        if current_rule_behavior() == "allow":
+        if behavior == "allow":
             from .._rules import match_path_rule
 
             return match_path_rule(content, path, cwd=ctx.cwd)
         return path_rule_covers(content, path, ctx.cwd)
+
+    def rule_denial_message(self, input: InputT, ctx: CallContext) -> str:  # noqa: A002
+        """``Permission to read {path} has been denied.`` (``edit`` for a writing tool).
+
+        ``{path}`` is the absolute path the input names.
+        """
+        path = str(absolute_path(self.input_path(input) or ".", ctx.cwd))
+        return read_denied_message(path) if self.read_only else edit_denied_message(path)
 
     async def check_permissions(self, input: InputT, ctx: CallContext) -> PermissionResult:  # noqa: A002
         """Reads inside the working directory (symlinks followed) are allowed; the rest passes.

@@ -21,6 +21,7 @@ import attrs
 import trio
 
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
+from .._texts import command_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from ._bash_classifier import (
     Word,
@@ -31,6 +32,8 @@ from ._bash_classifier import (
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from .._rules import RuleBehavior
 
 __all__ = [
     "BashInput",
@@ -181,11 +184,26 @@ class BashTool(Tool[BashInput]):
                 return PermissionResult.allow()
         return PermissionResult.passthrough()
 
-    def match_rule_content(self, content: str, input: BashInput, ctx: CallContext) -> bool:  # noqa: A002
-        """Match a ``Bash(content)`` rule (prefix ``cmd:*``, wildcard or exact)."""
+    def match_rule_content(
+        self,
+        content: str,
+        input: BashInput,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
+        """Match a ``Bash(content)`` rule (prefix ``cmd:*``, wildcard or exact).
+
+        A deny or ask rule catches the command when any part of it matches;
+        an allow rule must cover every part (:func:`~trioexec.permissions.match_bash_rule`).
+        """
         from .._rules import match_bash_rule
 
-        return match_bash_rule(content, input.command)
+        return match_bash_rule(content, input.command, behavior=behavior)
+
+    def rule_denial_message(self, input: BashInput, ctx: CallContext) -> str:  # noqa: A002
+        """``Permission to use Bash with command {command} has been denied.``"""
+        return command_denied_message(self.name, input.command)
 
     async def call(self, input: BashInput, ctx: CallContext, progress: ProgressSender) -> str:  # noqa: A002
         """Run the command and return its output (stdout, then stderr).

@@ -1,0 +1,204 @@
+"""The tool phase of one assistant turn, per call, against a lean trio floor.
+
+What is timed, for N calls, is everything between the model's message and the
+next request: the assistant content arrives as JSON text; it is parsed, every
+``tool_use`` block becomes a :class:`~trioexec.ToolUse`, each input ``{"x": str}``
+is validated (JSON Schema, then structured into an attrs class), a no-op
+concurrency-safe tool runs, the next user message is built (result handling and
+the message budget included) and serialised back to JSON text.
+
+Three ways, side by side in one process:
+
+* ``run_tools``: the batch path (``max_concurrency = N``);
+* ``streaming``: :func:`~trioexec.open_streaming_executor`, every block added as
+  it is parsed, then ``remaining()`` drained;
+* ``floor``: what trio itself costs for the same shape: ``json.loads``, a
+  nursery starting one task per call, one result dict per call, ``json.dumps``.
+
+Each figure is the median of several repetitions (alternated, so drift hits all
+three alike), in µs per call; the ratio columns divide by the floor of the same
+N, and the last column divides streaming by batch::
+
+    python benchmarks/bench_tool_phase.py            # N = 1 ... 10,000
+    python benchmarks/bench_tool_phase.py --sizes 100 1000 --profile
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import json
+import pstats
+import statistics
+import sys
+import time
+from typing import Any
+
+import attrs
+import trio
+
+from trioexec import (
+    CallContext,
+    ContentReplacementState,
+    ProgressSender,
+    ResultUpdate,
+    Tool,
+    ToolRegistry,
+    ToolUse,
+    build_user_message,
+    open_streaming_executor,
+    run_tools,
+)
+
+SIZES = (1, 10, 100, 1_000, 10_000)
+"""How many calls one turn carries."""
+
+BUDGET_SECONDS = 0.6
+"""Roughly how long each way is timed at each size (small N repeats more)."""
+
+
+@attrs.frozen
+class EchoInput:
+    """The input every call carries: one string."""
+
+    x: str
+
+
+class Echo(Tool[EchoInput]):
+    """A concurrency-safe tool that returns its input at once."""
+
+    name = "Echo"
+    input_type = EchoInput
+
+    def is_concurrency_safe(self, payload: EchoInput) -> bool:
+        return True
+
+    async def call(self, payload: EchoInput, ctx: CallContext, progress: ProgressSender) -> object:
+        return payload.x
+
+
+def assistant_content(count: int) -> str:
+    """The assistant message's content as the API sends it: N tool_use blocks."""
+    blocks = [
+        {"type": "tool_use", "id": f"toolu_{i:06d}", "name": "Echo", "input": {"x": f"v{i}"}}
+        for i in range(count)
+    ]
+    return json.dumps(blocks)
+
+
+async def through_run_tools(text: str, registry: ToolRegistry) -> float:
+    start = time.perf_counter()
+    uses = [ToolUse.from_api(block) for block in json.loads(text)]
+    outcome = await run_tools(uses, registry, max_concurrency=len(uses))
+    message = await build_user_message(
+        outcome.updates, state=ContentReplacementState(), session_dir=None
+    )
+    body = json.dumps(message.to_api())
+    elapsed = time.perf_counter() - start
+    assert body.count('"tool_result"') == len(uses)
+    return elapsed
+
+
+async def through_streaming(text: str, registry: ToolRegistry) -> float:
+    start = time.perf_counter()
+    async with open_streaming_executor(registry, max_concurrency=10**9) as executor:
+        for block in json.loads(text):
+            executor.add_tool(ToolUse.from_api(block))
+        updates = [u async for u in executor.remaining() if isinstance(u, ResultUpdate)]
+    message = await build_user_message(updates, state=ContentReplacementState(), session_dir=None)
+    body = json.dumps(message.to_api())
+    elapsed = time.perf_counter() - start
+    assert body.count('"tool_result"') == len(updates)
+    return elapsed
+
+
+async def floor(text: str, registry: ToolRegistry) -> float:
+    """trio's own cost for the same shape: parse, one task and one dict per call, dump."""
+
+    async def one(block: dict[str, Any], out: list[dict[str, Any]]) -> None:
+        out.append(
+            {"type": "tool_result", "tool_use_id": block["id"], "content": block["input"]["x"]}
+        )
+
+    start = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+        for block in json.loads(text):
+            nursery.start_soon(one, block, results)
+    body = json.dumps({"role": "user", "content": results})
+    elapsed = time.perf_counter() - start
+    assert body.count('"tool_result"') == len(results)
+    return elapsed
+
+
+WAYS = {"run_tools": through_run_tools, "streaming": through_streaming, "floor": floor}
+
+
+async def measure(sizes: tuple[int, ...]) -> dict[int, dict[str, float]]:
+    """N -> way -> median µs per call."""
+    registry = ToolRegistry([Echo()])
+    figures: dict[int, dict[str, float]] = {}
+    for count in sizes:
+        text = assistant_content(count)
+        for way in WAYS.values():  # warm-up
+            await way(text, registry)
+        first = await through_run_tools(text, registry)
+        repeats = max(3, min(2_000, int(BUDGET_SECONDS / max(first, 1e-6))))
+        samples: dict[str, list[float]] = {name: [] for name in WAYS}
+        for _ in range(repeats):
+            if count >= 1_000:
+                gc.collect()
+            for name, way in WAYS.items():
+                samples[name].append(await way(text, registry))
+        figures[count] = {
+            name: statistics.median(values) / count * 1e6 for name, values in samples.items()
+        }
+    return figures
+
+
+def profile(count: int, way: str) -> str:
+    """The top functions by own time for one turn of ``count`` calls."""
+    registry = ToolRegistry([Echo()])
+    text = assistant_content(count)
+    profiler = cProfile.Profile()
+
+    async def main() -> None:
+        await WAYS[way](text, registry)
+        profiler.enable()
+        for _ in range(max(1, 1_000 // count)):
+            await WAYS[way](text, registry)
+        profiler.disable()
+
+    trio.run(main)
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
+    return out.getvalue()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--profile", choices=sorted(WAYS), help="also print the hot spots")
+    args = parser.parse_args()
+    sizes = tuple(args.sizes)
+    print(f"python {sys.version.split()[0]}, trio {trio.__version__}")
+    figures = trio.run(measure, sizes)
+    print(
+        f"{'N':>6}  {'run_tools':>10}  {'streaming':>10}  {'floor':>8}"
+        f"  {'batch/floor':>11}  {'stream/floor':>12}  {'stream/batch':>12}"
+    )
+    for count, row in figures.items():
+        batch, stream, base = row["run_tools"], row["streaming"], row["floor"]
+        print(
+            f"{count:>6}  {batch:>10.1f}  {stream:>10.1f}  {base:>8.1f}"
+            f"  {batch / base:>11.2f}  {stream / base:>12.2f}  {stream / batch:>12.2f}"
+        )
+    print("(µs per call, medians; ratios from the same run)")
+    if args.profile:
+        print(profile(sizes[-1], args.profile))
+
+
+if __name__ == "__main__":
+    main()

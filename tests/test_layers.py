@@ -1,0 +1,187 @@
+"""The package's layering, read from its source with ``ast``: imports run one way only.
+
+Three rules: no import cycle anywhere in the package (type-only and
+function-local imports included: a cycle papered over by either is still a
+cycle in the design); the pure modules (no I/O, no event loop) import no trio,
+directly or through another module of the package; the public faces only
+re-export what private modules define.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "trioexec"
+
+PURE = [
+    "trioexec._call",
+    "trioexec._errors",
+    "trioexec._hook_output",
+    "trioexec._models",
+    "trioexec._partition",
+    "trioexec._permission_context",
+    "trioexec._rules",
+    "trioexec._texts",
+    "trioexec._tool",
+    "trioexec._util",
+    "trioexec._validation",
+    "trioexec.tools._bash_classifier",
+]
+"""Modules that must be importable, and testable, without trio."""
+
+FACE_STATEMENTS = (ast.ImportFrom, ast.Import, ast.Expr)
+"""What a face may contain besides ``__all__``: re-exports, its docstring, one call."""
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+MODULES = _modules()
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def _resolve(name: str, node: ast.ImportFrom) -> list[str]:
+    """The package modules an ``from ... import ...`` statement in ``name`` imports."""
+    if node.level:
+        base = name.split(".") if _is_package(name) else name.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        target = ".".join([*base, node.module] if node.module else base)
+    else:
+        target = node.module or ""
+    found = set()
+    for alias in node.names:
+        sub = f"{target}.{alias.name}"
+        if sub in MODULES:  # ``from . import _x`` imports the module _x
+            found.add(sub)
+        elif target in MODULES:  # a name defined by the module itself
+            found.add(target)
+    return sorted(found)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(name: str, *, runtime_only: bool) -> tuple[set[str], set[str]]:
+    """(package modules, outside top-level packages) that module ``name`` imports."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    inside: set[str] = set()
+    outside: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if runtime_only and isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and not (node.module or "").startswith("trioexec"):
+                outside.add((node.module or "").split(".")[0])
+            else:
+                inside.update(_resolve(name, node))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("trioexec"):
+                    if alias.name in MODULES:
+                        inside.add(alias.name)
+                else:
+                    outside.add(alias.name.split(".")[0])
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    inside.discard(name)
+    return inside, outside
+
+
+def _graph(*, runtime_only: bool) -> dict[str, set[str]]:
+    return {name: _imports(name, runtime_only=runtime_only)[0] for name in MODULES}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` as a path that returns to its start, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def walk(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := walk(nxt)) is not None:
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := walk(start)) is not None:
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_the_import_reader_sees_relative_type_only_and_local_imports() -> None:
+    graph = _graph(runtime_only=False)
+    assert "trioexec._rules" in graph["trioexec._permission_context"]
+    assert "trioexec._tool" in graph["trioexec.tools._base"]  # ``from .._tool import``
+    assert graph["trioexec"] >= {"trioexec._batch", "trioexec._tool"}
+
+
+def test_no_import_cycle_anywhere_in_the_package() -> None:
+    cycle = _cycle(_graph(runtime_only=False))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
+
+
+@pytest.mark.parametrize("name", PURE)
+def test_pure_modules_import_no_trio(name: str) -> None:
+    runtime = _graph(runtime_only=True)
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        outside = _imports(module, runtime_only=True)[1]
+        assert "trio" not in outside, f"{name} imports trio through {module}"
+        todo.extend(runtime[module])
+
+
+FACES = [name for name, path in MODULES.items() if not path.name.startswith("_")]
+FACES += [name for name in MODULES if _is_package(name)]
+
+
+@pytest.mark.parametrize("name", sorted(set(FACES) - {"trioexec._scenario"}))
+def test_faces_define_nothing(name: str) -> None:
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            assert names == ["__all__"], f"{name} defines {names} (line {node.lineno})"
+        else:
+            assert isinstance(node, FACE_STATEMENTS), (
+                f"{name} defines a {type(node).__name__} (line {node.lineno})"
+            )

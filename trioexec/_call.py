@@ -1,0 +1,130 @@
+"""One call of a run: its record, its states, and the answers decided about it alone.
+
+Owns :class:`Call` (what the core tracks for each ``tool_use``), the states it
+moves through (``queued -> executing -> completed -> released``, SPEC §3),
+:class:`CallOutcome` (an answer plus what travels with it), the tool_use id
+rule, and the one answer that needs nothing but the call: the no-such-tool error
+(one function for every call site).
+
+Pure: no trio at run time (it is named only in the call's annotations).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+import attrs
+
+from ._events import CancelReason
+from ._models import Attachment, ToolResult, ToolUse
+from ._texts import duplicate_tool_use_id, invalid_tool_use_id, no_such_tool
+from ._tool import ContextModifier, ContextState
+from ._validation import CompiledTool
+
+if TYPE_CHECKING:
+    from collections.abc import Container
+
+    # Only named in an annotation attrs never resolves: this module stays free of trio.
+    import trio  # noqa: TC004
+
+__all__ = [
+    "Call",
+    "CallOutcome",
+    "CallState",
+    "error_outcome",
+    "id_problem",
+    "unknown_tool_outcome",
+]
+
+CallState: TypeAlias = Literal["queued", "executing", "completed", "released"]
+"""``queued`` (admitted), ``executing`` (its task runs), ``completed`` (answered,
+held by the ordered gate), ``released`` (its result has left the run)."""
+
+_VALID_ID = re.compile(r"[A-Za-z0-9_-]+")
+
+
+@attrs.frozen
+class CallOutcome:
+    """A call's answer plus what travels with it.
+
+    Attributes:
+        result: the tool_result the model gets.
+        attachments: records that go with it (hook context, stop requests...).
+        context_modifier: the tool's change to the shared context, if any.
+        stop_reason: a hook asked the agent loop to stop after this turn.
+        cancel_reason: set when the answer is synthetic (the call was stopped
+            rather than answered by its tool).
+    """
+
+    result: ToolResult
+    attachments: tuple[Attachment, ...] = ()
+    context_modifier: ContextModifier | None = None
+    stop_reason: str | None = None
+    cancel_reason: CancelReason | None = None
+
+
+def error_outcome(tool_use_id: str, text: str) -> CallOutcome:
+    """An error answer produced by the runtime itself."""
+    return CallOutcome(ToolResult(tool_use_id, text, is_error=True))
+
+
+def unknown_tool_outcome(tool_use: ToolUse) -> CallOutcome:
+    """The answer to a call naming no known tool (SPEC §4 step 1), wherever it is decided."""
+    return error_outcome(tool_use.id, no_such_tool(tool_use.name))
+
+
+def id_problem(tool_use_id: str, seen: Container[str]) -> str | None:
+    """Why ``tool_use_id`` cannot be used (the model-facing text), or None if it can.
+
+    An id must be letters, digits, ``_`` and ``-`` only (ids end up in file
+    names) and unique within its run (ids pair results with calls).
+    """
+    if not _VALID_ID.fullmatch(tool_use_id):
+        return invalid_tool_use_id(tool_use_id)
+    if tool_use_id in seen:
+        return duplicate_tool_use_id(tool_use_id)
+    return None
+
+
+@attrs.define(eq=False)
+class Call:
+    """One tracked call of a run (identity-bearing: compared by ``is``).
+
+    Attributes:
+        index: its position in arrival (tool_use) order within the run.
+        tool_use: the call as the model sent it.
+        compiled: its tool, compiled; None for an unknown tool or a refused id.
+        safe: admission found it concurrency-safe (fail closed: False on doubt).
+        parsed: the structured input admission produced, or the ``UNPARSED`` marker.
+        state: where it is in ``queued -> executing -> completed -> released``.
+        scope: its own cancel scope (set when it starts; interrupts cancel it).
+        outcome: its answer, once it has one (first answer wins).
+        returned: the tool's real answer, recorded the moment ``call`` returned,
+            so a cancellation arriving in the post steps keeps it.
+        cancel_reason: why it is being cancelled, once it is.
+        cancel_requested_at: when cancellation was first requested (grace period).
+        context_at_start: the shared context it started with.
+    """
+
+    index: int
+    tool_use: ToolUse
+    compiled: CompiledTool | None
+    safe: bool
+    parsed: object = None
+    state: CallState = "queued"
+    scope: trio.CancelScope | None = None
+    outcome: CallOutcome | None = None
+    returned: CallOutcome | None = None
+    cancel_reason: CancelReason | None = None
+    cancel_requested_at: float | None = None
+    context_at_start: ContextState | None = None
+
+    @property
+    def interrupt_behavior(self) -> str:
+        """``"cancel"`` or ``"block"`` (an unknown tool never runs: ``"block"``)."""
+        return "block" if self.compiled is None else self.compiled.tool.interrupt_behavior
+
+    def set_returned(self, outcome: CallOutcome) -> None:
+        """Record the tool's real answer (the lifecycle's ``on_returned``)."""
+        self.returned = outcome
