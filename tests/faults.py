@@ -29,29 +29,27 @@ Used by ``tests/test_fault_injection.py`` (CI size) and ``benchmarks/soak.py``.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import logging
 import math
+import os
 import threading
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import trio
 import trio.testing
-from conftest import Recorder, live_tasks
+from conftest import Recorder
 from hypothesis import strategies as st
 
 from trioexec import (
     CallContext,
     CallEvent,
     GuardRails,
-    HookBlockingError,
-    HookInput,
-    HookOutput,
-    HookSet,
     Observer,
     PermissionResult,
     ProgressSender,
-    ProgressUpdate,
     ResultUpdate,
     Tool,
     ToolOutput,
@@ -63,9 +61,10 @@ from trioexec import (
     open_streaming_executor,
     run_tools,
 )
+from trioexec.hooks import HookBlockingError, HookInput, HookOutput, HookSet
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
 __all__ = [
     "KNOWN_VIOLATIONS",
@@ -73,6 +72,8 @@ __all__ = [
     "TurnPlan",
     "check_observation",
     "check_session",
+    "live_processes",
+    "quiet_logs",
     "run_plan",
     "run_session",
     "session_plans",
@@ -91,6 +92,7 @@ KNOWN_VIOLATIONS: frozenset[str] = frozenset(
         "stray_cancelled",  # 17.8: tests/test_propagation.py
         "observer_base",  # 17.9: tests/test_exactly_once.py
         "grace_tie",  # 17.10: tests/test_exactly_once.py
+        "base_same_instant",  # two BaseExceptions in one instant: the first cancels at once
     }
 )
 
@@ -105,6 +107,7 @@ NOT_NOW = (
 )
 SIBLING_PREFIX = "<tool_use_error>Cancelled: parallel tool call "
 FALLBACK = "<tool_use_error>Error: Streaming fallback - tool execution discarded</tool_use_error>"
+NO_SUCH_TOOL = "<tool_use_error>Error: No such tool available: {}</tool_use_error>"
 RAISED_PREFIX = "<tool_use_error>Error: the tool raised "
 HUGE = 150_000
 HOOK_TIMEOUT = 3.0
@@ -426,12 +429,14 @@ class Observation:
 
     def summary(self) -> tuple[object, ...]:
         """What the model and the caller see: results (in order) and what propagated."""
-        results = tuple(
+        results = [
             (u.result.tool_use_id, _short(u.result.content), u.result.is_error)
             for u in self.updates
             if isinstance(u, ResultUpdate)
-        )
-        return results, _propagated_shape(self.propagated)
+        ]
+        if self.plan.result_order == "completion" and self.plan.path == "stream":
+            results.sort()  # calls completing in one instant leave in scheduling order
+        return tuple(results), _propagated_shape(self.propagated)
 
 
 def _short(content: object) -> object:
@@ -452,8 +457,12 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-async def run_plan(plan: TurnPlan) -> Observation:
-    """Run ``plan`` in the current trio run (any clock); never raises for the plan's faults."""
+async def run_plan(plan: TurnPlan, *, guard: GuardRails | None = None) -> Observation:
+    """Run ``plan`` in the current trio run (any clock); never raises for the plan's faults.
+
+    ``guard`` replaces the Python hooks and callback of a guarded plan (the
+    real-process examples bring command hooks).
+    """
     recorder = Recorder()
     log = FaultLog(recorder=recorder)
     uses = plan.tool_uses()
@@ -475,7 +484,7 @@ async def run_plan(plan: TurnPlan) -> Observation:
         "max_concurrency": plan.max_concurrency,
         "grace_period": plan.grace_period,
         "observers": observers,
-        "guard": GUARD if plan.guarded else None,
+        "guard": (guard or GUARD) if plan.guarded else None,
     }
 
     def control(kind: str, executor: Any = None) -> None:
@@ -500,6 +509,9 @@ async def run_plan(plan: TurnPlan) -> Observation:
                 nursery.start_soon(controls)
                 try:
                     await run_tools(uses, REGISTRY, updates=send, **options)
+                except BaseException as exc:  # as run_tools raised it, before our nursery
+                    propagated.append(exc)
+                    raise
                 finally:
                     nursery.cancel_scope.cancel(reason="run over")
         finally:
@@ -523,7 +535,8 @@ async def run_plan(plan: TurnPlan) -> Observation:
                     else:
                         control(kind, executor)
                     updates.extend(executor.drain_nowait())
-                updates.extend([u async for u in executor.remaining()])
+                async for update in executor.remaining():
+                    updates.append(update)  # noqa: PERF401 - keep what arrived if cancelled
         finally:
             if executor is not None:
                 updates.extend(executor.drain_nowait())
@@ -535,21 +548,24 @@ async def run_plan(plan: TurnPlan) -> Observation:
                 event.set()
 
     deadline_fired = False
-    before = live_tasks()
+    here = trio.lowlevel.current_task()
+    before = _tasks_under(here)
     leaked: list[str] = []
     try:
         async with trio.open_nursery() as helpers:
             helpers.start_soon(release_threads)
-            with trio.move_on_after(plan.deadline if plan.deadline is not None else math.inf) as outer:
+            deadline = plan.deadline if plan.deadline is not None else math.inf
+            with trio.move_on_after(deadline) as outer:
                 try:
                     await (batch() if plan.path == "batch" else stream())
                 except BaseException as exc:  # what propagates is under test
-                    propagated.append(exc)
+                    if not propagated:
+                        propagated.append(exc)
                     raise
             deadline_fired = outer.cancelled_caught
-            leaked = sorted(t.name for t in live_tasks() - before - set(helpers.child_tasks))
+            leaked = sorted(t.name for t in _tasks_under(here) - before - set(helpers.child_tasks))
             helpers.cancel_scope.cancel(reason="turn over")
-    except BaseException:  # noqa: S110 - already recorded in ``propagated``
+    except BaseException:
         pass
     finally:
         for event in releases:
@@ -567,6 +583,19 @@ async def run_plan(plan: TurnPlan) -> Observation:
         deadline_fired=deadline_fired,
         leaked_tasks=leaked,
     )
+
+
+def _tasks_under(task: trio.lowlevel.Task) -> set[trio.lowlevel.Task]:
+    """``task`` and every task in its nurseries, recursively."""
+    found: set[trio.lowlevel.Task] = set()
+    pending = [task]
+    while pending:
+        current = pending.pop()
+        if current not in found:
+            found.add(current)
+            for nursery in current.child_nurseries:
+                pending.extend(nursery.child_tasks)
+    return found
 
 
 # -- checks -------------------------------------------------------------------------------------
@@ -591,12 +620,16 @@ def check_observation(obs: Observation, *, known: frozenset[str] = KNOWN_VIOLATI
     for index, event in enumerate(events):
         if event.kind in ("completed", "cancelled"):
             terminal.setdefault(event.tool_use_id, []).append(index)
+    stop = _stop_index(obs, terminal)
+    late = {e.tool_use_id for e in events[stop or len(events) :] if e.kind == "started"}
     for key in order:
+        if "start_after_stop" in known and key in late:
+            continue  # a call started after the stop may be lost until 17.1 is fixed
         assert len(terminal.get(key, [])) == 1, f"{key}: {len(terminal.get(key, []))} answers"
     results = [u.result for u in obs.updates if isinstance(u, ResultUpdate)]
     released = [r.tool_use_id for r in results]
     assert len(released) == len(set(released)), "a call was answered twice"
-    if not discarded:
+    if not discarded and not ("start_after_stop" in known and late):
         assert sorted(released) == sorted(order), f"unanswered: {set(order) - set(released)}"
     released_events = [e.tool_use_id for e in events if e.kind == "released"]
     assert released_events == released, "the channel and the events disagree"
@@ -616,18 +649,17 @@ def check_observation(obs: Observation, *, known: frozenset[str] = KNOWN_VIOLATI
 
     # A stopped run starts nothing; an answered call never enters its tool.
     if "start_after_stop" not in known:
-        stop = _stop_index(obs, terminal)
-        if stop is not None:
-            late = [e.tool_use_id for e in events[stop:] if e.kind == "started"]
-            assert not late, f"started after the run was stopped: {late}"
+        assert not late, f"started after the run was stopped: {sorted(late)}"
     if "run_after_answer" not in known:
         for index, event in enumerate(events):
-            if event.kind == "call_began":
+            if event.kind == "call_began" and event.tool_use_id in terminal:
                 assert index < terminal[event.tool_use_id][0], f"{event.tool_use_id} ran answered"
 
     # Each answer is one the plan allows.
     final = {r.tool_use_id: r for r in results}
     for key in order:
+        if len(terminal.get(key, [])) != 1:
+            continue  # tolerated above
         (index,) = terminal[key]
         event = events[index]
         result = final.get(key)
@@ -709,7 +741,7 @@ def _check_real_answer(tool_use: ToolUse, result: ToolResult, obs: Observation) 
     key = tool_use.id
     content = result.content
     if tool_use.name not in TOOLS:
-        assert content == f"<tool_use_error>Error: No such tool available: {tool_use.name}</tool_use_error>"
+        assert content == NO_SUCH_TOOL.format(tool_use.name)
         return
     if isinstance(content, str) and content.startswith(RAISED_PREFIX):
         assert result.is_error
@@ -727,7 +759,8 @@ def _check_real_answer(tool_use: ToolUse, result: ToolResult, obs: Observation) 
         if expected is not None and job.get("map", "ok") == "ok":
             assert content == expected, f"{key}: {str(content)[:80]}"
         elif outcome == "empty":
-            assert isinstance(content, str) and "completed with no output" in content
+            assert isinstance(content, str)
+            assert "completed with no output" in content
         return
     # An error: the tool's own, a permission or hook denial, or a mapping failure.
     assert isinstance(content, str)
@@ -735,13 +768,14 @@ def _check_real_answer(tool_use: ToolUse, result: ToolResult, obs: Observation) 
         f"failed:{key}",
         "Unprintable: <exception str() failed>",
         "map_result raised",
-        "RuntimeError",  # garbage output: str() raised while mapping
+        "garbage output",  # str() of the output raised while mapping
         f"denied:{key}",
         f"user denied:{key}",
         f"check_permissions raised:{key}",
         "can_use_tool raised",
         "hook denied",
         "hook blocked",
+        "hook error",
         "permission",
         "Permission",
         "not granted",
@@ -772,6 +806,8 @@ def _check_propagated(obs: Observation, known: frozenset[str]) -> None:
     if expected:
         assert got is not None, f"swallowed: {expected!r}"
         leaves = _leaves(got)
+        if "start_after_stop" in known:  # 17.1: a start into the closing nursery
+            leaves = [leaf for leaf in leaves if "closed to new arrivals" not in str(leaf)]
         if "plain_cancelled" in known or "unwrapped" in known:
             leaves = [leaf for leaf in leaves if leaf not in obs.log.while_cancelled]
             leaves = [
@@ -799,8 +835,14 @@ SLEEPS = (0.0, 0.0, 0.5, 1.0, 2.0)
 DELAYS = (0.0, 0.0, 0.5, 1.0, 1.5)
 
 
-def call_plans(known: frozenset[str]) -> st.SearchStrategy[tuple[str, tuple[tuple[str, Any], ...]]]:
-    """One call: a tool name and the input that scripts every step of it."""
+def call_plans(
+    known: frozenset[str], *, base: bool = True
+) -> st.SearchStrategy[tuple[str, tuple[tuple[str, Any], ...]]]:
+    """One call: a tool name and the input that scripts every step of it.
+
+    ``base=False`` leaves out every BaseException (for runs compared with each
+    other while the first of two same-instant BaseExceptions still decides).
+    """
     outcomes = ["error", "error", "unprintable", "group", "garbage", "huge"]
     outcomes += ["empty", *BASE_KINDS]
     if "stray_cancelled" not in known:
@@ -811,7 +853,8 @@ def call_plans(known: frozenset[str]) -> st.SearchStrategy[tuple[str, tuple[tupl
     choices: dict[str, list[Any]] = {
         "sleep": list(SLEEPS[1:]),
         "progress": [1, 2],
-        "shield": [1.75, 7.25],
+        # Off the 0.25 s grid while a grace expiry may tie with a return (17.10).
+        "shield": [1.8, 7.3] if "grace_tie" in known else [1.75, 7.25],
         "thread": ["block", "abandon"],
         "outcome": outcomes,
         "modifier": modifiers,
@@ -820,11 +863,18 @@ def call_plans(known: frozenset[str]) -> st.SearchStrategy[tuple[str, tuple[tupl
         "map": ["error", "custom_base"],
         "perm": ["deny", "ask", "ask", "error"],
         "ask": ["deny", "error", "keyboard_interrupt", "hang"],
-        "pre": ["allow", "deny", "block", "error", "unprintable", "custom_base", "hang"]
-        + ["timeout", "garbage"],
+        "pre": [
+            *("allow", "deny", "block", "error", "unprintable", "custom_base"),
+            *("hang", "timeout", "garbage"),
+        ],
         "post": ["block", "error", "system_exit", "hang", "timeout"],
         "command": ["ls", "make test " * 8],
     }
+    if not base:
+        choices = {
+            key: [v for v in values if v not in BASE_KINDS and v != "stray_cancelled"]
+            for key, values in choices.items()
+        }
     # Each step is usually well behaved (an absent key means the plain default).
     # One integer encodes every choice of a call: one draw keeps generation
     # cheap, and shrinking towards 0 heads for the plainest call.
@@ -852,10 +902,18 @@ def turn_plans(
     known: frozenset[str] = KNOWN_VIOLATIONS,
     max_calls: int = 6,
     threads: bool = True,
+    offset: float = 0.0,
 ) -> TurnPlan:
-    """A whole turn on one path, with its controls."""
+    """A whole turn on one path, with its controls.
+
+    ``offset`` moves the controls and the deadline off the instants where
+    calls change state (all multiples of 0.25 s): a control that lands in the
+    same instant as a call starting or being released from another task may
+    resolve either way, so runs compared with each other avoid those ties.
+    """
     path = draw(st.sampled_from(["batch", "stream"]))
-    calls = draw(st.lists(call_plans(known), min_size=1, max_size=max_calls))
+    base = not offset or "base_same_instant" not in known
+    calls = draw(st.lists(call_plans(known, base=base), min_size=1, max_size=max_calls))
     if not threads:
         calls = [(n, tuple(kv for kv in items if kv[0] != "thread")) for n, items in calls]
     controls = ["interrupt", "abort"] + (["discard"] if path == "stream" else [])
@@ -864,19 +922,31 @@ def turn_plans(
             st.tuples(st.sampled_from(DELAYS), st.sampled_from(controls), st.just(0)), max_size=2
         )
     )
+    if offset:  # off the grid, and never two controls in one virtual instant
+        control_ops = [
+            (max(d, 0.5) + (offset if i == 0 else 0), k, n)
+            for i, (d, k, n) in enumerate(control_ops)
+        ]
     if path == "stream":
         adds: list[Op] = [(draw(st.sampled_from(DELAYS)), "add", i) for i in range(len(calls))]
-        ops = draw(st.permutations(adds + control_ops))
-        # keep the adds in arrival order
-        add_iter = iter(sorted((op for op in ops if op[1] == "add"), key=lambda op: op[2]))
-        ops = [next(add_iter) if op[1] == "add" else op for op in ops]
+        if offset:  # every call arrives on the grid, before the first control
+            ops = adds + control_ops
+        else:
+            ops = draw(st.permutations(adds + control_ops))
+            # keep the adds in arrival order
+            add_iter = iter(sorted((op for op in ops if op[1] == "add"), key=lambda op: op[2]))
+            ops = [next(add_iter) if op[1] == "add" else op for op in ops]
     else:
         ops = control_ops
     graces = [5.0, None] if "grace_tie" in known else [5.0, None, 1.0, 0.5]
-    observer_kinds = ["error"] + ([] if "observer_base" in known else ["keyboard_interrupt"])
+    observer_kinds = ["error"] + (
+        [] if "observer_base" in known or not base else ["keyboard_interrupt"]
+    )
     deadline = None
     if "start_after_stop" not in known or "plain_cancelled" not in known:
         deadline = draw(st.none() | st.sampled_from([0.5, 1.0, 2.25, 6.0]))
+        if deadline is not None:
+            deadline += offset
     return TurnPlan(
         path=path,
         calls=tuple(calls),
@@ -886,9 +956,7 @@ def turn_plans(
         result_order=draw(st.sampled_from(["arrival", "arrival", "completion"])),
         deadline=deadline,
         guarded=draw(st.booleans()),
-        observer=draw(
-            st.none() | st.tuples(st.integers(1, 12), st.sampled_from(observer_kinds))
-        ),
+        observer=draw(st.none() | st.tuples(st.integers(1, 12), st.sampled_from(observer_kinds))),
     )
 
 
@@ -897,7 +965,9 @@ def session_plans(
 ) -> st.SearchStrategy[list[TurnPlan]]:
     """1 to ``max_turns`` turns (no worker threads: their timing is real, not virtual)."""
     return st.lists(
-        turn_plans(known=known, max_calls=4, threads=False), min_size=1, max_size=max_turns
+        turn_plans(known=known, max_calls=4, threads=False, offset=0.125),
+        min_size=1,
+        max_size=max_turns,
     )
 
 
@@ -909,7 +979,7 @@ def run_virtual(plan: TurnPlan) -> Observation:
     return trio.run(run_plan, plan, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
-async def run_session(plans: Sequence[TurnPlan], *, width: int = 3) -> list[Observation]:
+async def run_session(plans: Sequence[TurnPlan], width: int = 3) -> list[Observation]:
     """Many turns in one trio run: groups of up to ``width`` concurrent turns, one after another."""
     observations: list[Observation | None] = [None] * len(plans)
 
@@ -935,9 +1005,35 @@ def check_session(
         check_observation(obs, known=known)
         alone = run_virtual(plan)
         check_observation(alone, known=known)
-        assert obs.summary() == alone.summary(), "a turn's results depend on the other turns"
+        assert obs.summary() == alone.summary(), (
+            f"a turn's results depend on the other turns: {obs.summary()} != {alone.summary()}"
+        )
     return len(plans)
 
 
-def progress_of(obs: Observation) -> list[ProgressUpdate]:
-    return [u for u in obs.updates if isinstance(u, ProgressUpdate)]
+def live_processes() -> dict[int, str]:
+    """pid -> state of every live (not zombie) process, read from /proc."""
+    found: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != b"Z":
+            found[int(entry)] = fields[0].decode()
+    return found
+
+
+@contextlib.contextmanager
+def quiet_logs() -> Iterator[None]:
+    """Silence trioexec's loggers: faults log on purpose, thousands of times."""
+    logger = logging.getLogger("trioexec")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

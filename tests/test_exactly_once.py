@@ -73,8 +73,7 @@ async def run_collecting(
         async with open_streaming_executor(tools, **options) as executor:
             for tool_use in uses:
                 executor.add_tool(tool_use)
-            async for update in executor.remaining():
-                updates.append(update)
+            updates.extend([update async for update in executor.remaining()])
     except BaseException as exc:  # what propagates is the subject here
         raised = exc
     if executor is not None:
@@ -183,7 +182,8 @@ async def test_an_observer_raising_an_exception_is_removed_and_the_turn_goes_on(
             path, uses, [read], observers=[RaisesOn("started", RuntimeError("observer"))]
         )
     assert raised is None
-    assert [u.result for u in results_of(updates)] == [ToolResult("a", "read"), ToolResult("b", "read")]
+    expected = [ToolResult("a", "read"), ToolResult("b", "read")]
+    assert [u.result for u in results_of(updates)] == expected
     assert "removing it" in caplog.text
 
 

@@ -81,7 +81,8 @@ async def run_path(path: str, uses: list[ToolUse], recorder: Recorder) -> list[U
     async with open_streaming_executor(TOOLS, observers=[recorder]) as executor:
         for tool_use in uses:
             executor.add_tool(tool_use)
-        updates.extend([u async for u in executor.remaining()])
+        async for update in executor.remaining():
+            updates.append(update)  # noqa: PERF401 - keep what arrived if cancelled
     return updates
 
 
@@ -106,10 +107,13 @@ async def test_outer_cancellation_propagates_as_a_plain_cancelled(
 async def test_a_lone_base_exception_propagates_unwrapped_while_the_body_awaits(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    with pytest.raises(SystemExit) as info:
+    async def body_awaiting_the_model() -> None:
         async with open_streaming_executor(TOOLS) as executor:
             executor.add_tool(ToolUse("x", "Exit", {}))
             await trio.sleep(5.0)  # waiting for the model's next event
+
+    with pytest.raises(SystemExit) as info:
+        await body_awaiting_the_model()
     assert type(info.value) is SystemExit
     assert info.value.code == 3
 
@@ -150,7 +154,8 @@ async def test_a_stray_cancelled_never_leaves_a_later_call_unanswered(
                 with trio.CancelScope(shield=True):  # the model keeps streaming
                     await trio.sleep(1.0)
                 executor.add_tool(ToolUse("e", "Edit", {}))
-                updates.extend([u async for u in executor.remaining()])
+                async for update in executor.remaining():
+                    updates.append(update)  # noqa: PERF401 - keep what arrived if cancelled
         except trio.Cancelled:
             if hang.cancel_called:
                 raise

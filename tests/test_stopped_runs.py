@@ -20,8 +20,6 @@ from conftest import REJECT, Recorder, results_of
 from trioexec import (
     CallContext,
     GuardRails,
-    HookInput,
-    HookSet,
     ProgressSender,
     ToolUse,
     Turn,
@@ -30,6 +28,7 @@ from trioexec import (
     open_streaming_executor,
     run_tools,
 )
+from trioexec.hooks import HookInput, HookSet
 
 
 def starts(recorder: Recorder, tool_use_id: str) -> list[str]:
@@ -71,7 +70,7 @@ def _fresh_edits() -> None:
 async def test_no_call_starts_after_a_tool_raised_keyboard_interrupt(
     autojump_clock: trio.testing.MockClock, recorder: Recorder
 ) -> None:
-    with pytest.raises(KeyboardInterrupt):
+    async def stream() -> None:
         async with open_streaming_executor(
             [stuck, interrupted, edit], observers=[recorder]
         ) as executor:
@@ -80,6 +79,9 @@ async def test_no_call_starts_after_a_tool_raised_keyboard_interrupt(
             with trio.CancelScope(shield=True):  # the model keeps streaming
                 await trio.sleep(2.0)
             executor.add_tool(ToolUse("e", "Edit", {}))
+
+    with pytest.raises(KeyboardInterrupt):
+        await stream()
     assert edits == []
     assert starts(recorder, "e") == []
     (answer,) = [e for e in recorder.events if e.tool_use_id == "e" and e.kind == "cancelled"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._groups import leaves
 
-__all__ = ["format_tool_error"]
+__all__ = ["exception_text", "format_tool_error"]
 
 _MAX_CHARS = 10_000
 _HALF = 5_000
@@ -42,6 +42,14 @@ def format_tool_error(error: BaseException) -> str:
     except Exception:  # a broken __str__ or property: the error itself is still the answer
         text = f"{type(error).__name__}: <exception str() failed>"
     return _fit(text)
+
+
+def exception_text(error: BaseException) -> str:
+    """``str(error)``, or ``<exception str() failed>`` when its ``__str__`` raises."""
+    try:
+        return str(error)
+    except Exception:
+        return "<exception str() failed>"
 
 
 def _fit(message: str) -> str:
