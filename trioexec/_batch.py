@@ -18,7 +18,7 @@ import trio
 
 from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore, new_run_core
 from ._errors import ConfigurationError
-from ._groups import single_exception
+from ._groups import unwrap_single
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import group_safe_runs
 from ._tool import ContextState, Tool
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from ._events import Observer
     from ._guard import GuardRails
     from ._registry import ToolRegistry
+    from ._texts import SyntheticTexts
+    from ._timeouts import ToolTimeouts
     from ._turn import Turn
 
 __all__ = ["RunOutcome", "run_tools"]
@@ -76,6 +78,8 @@ async def run_tools(
     observers: Iterable[Observer] = (),
     updates: trio.MemorySendChannel[Update] | None = None,
     grace_period: float | None = DEFAULT_GRACE_PERIOD,
+    synthetic_texts: SyntheticTexts = "claude-code",
+    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
 ) -> RunOutcome:
     """Run one turn's tool calls, batch by batch, and answer every one of them.
 
@@ -97,6 +101,12 @@ async def run_tools(
             shielded tool) may keep running before it is answered on its behalf
             and a warning is logged; None waits silently.  Its task is awaited
             either way.
+        synthetic_texts: the words stopped calls are answered with:
+            ``"claude-code"`` (Claude Code's bytes, the default) or
+            ``"trioexec"`` (whether the call had started, what stopped it, and
+            the output it had produced so far).
+        tool_timeouts: tool name -> :class:`~trioexec.ToolTimeouts` overriding
+            that tool's ``timeout`` / ``idle_timeout`` for this run.
 
     Returns:
         The released results (exactly one per tool_use, in tool_use order) and
@@ -124,34 +134,21 @@ async def run_tools(
         session_dir=session_dir,
         observers=observers,
         grace_period=grace_period,
+        synthetic_texts=synthetic_texts,
+        tool_timeouts=tool_timeouts,
     )
-    try:
+    async with core.open_run():
         calls = _admit(core, tool_uses)
         # Calls answered at admission (refused ids) never run: no batch, no barrier.
         runnable = [call for call in calls if call.state == "queued"]
         batches = group_safe_runs([(call, call.safe) for call in runnable])
         limiter = trio.CapacityLimiter(core.max_concurrency)
-        async with trio.open_nursery() as watchdog:
-            watchdog.start_soon(core.watch_unresponsive)
-            with core.turn_scope, core.sibling_scope:
-                for _, batch in batches:
-                    if core.blocked_reason() is not None:
-                        break
-                    await _run_batch(core, batch, limiter)
-                    core.apply_pending_modifiers()
-            watchdog.cancel_scope.cancel(reason="run finished")
-    except BaseExceptionGroup as group:
-        only = single_exception(group)
-        if only is None:
-            raise
-        raise only from None
-    finally:
-        # Whatever ended the run, every call gets its answer (I1).
-        try:
-            core.answer_unstarted(core.blocked_reason() or "user_interrupted")
-            core.apply_pending_modifiers()
-        finally:
-            core.close()
+        with unwrap_single(), core.turn_scope, core.sibling_scope:
+            for _, batch in batches:
+                if core.blocked_reason() is not None:
+                    break
+                await _run_batch(core, batch, limiter)
+                core.apply_pending_modifiers()
     return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
 
 
