@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 import trio
 import trio.testing
-from conftest import Recorder
+from helpers import Recorder
 from hypothesis import strategies as st
 
 from trioexec import (

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from conftest import REJECT, Recorder, results_of
+from helpers import REJECT, Recorder, results_of
 
 from trioexec import (
     CallContext,
@@ -73,7 +73,8 @@ async def run_collecting(
         async with open_streaming_executor(tools, **options) as executor:
             for tool_use in uses:
                 executor.add_tool(tool_use)
-            updates.extend([update async for update in executor.remaining()])
+            async for update in executor.remaining():
+                updates.append(update)  # noqa: PERF401 - keep what arrived if cancelled
     except BaseException as exc:  # what propagates is the subject here
         raised = exc
     if executor is not None:
@@ -92,7 +93,6 @@ async def test_a_context_modifier_raising_a_base_exception_still_releases_the_re
     assert type(raised) is Custom
 
 
-@pytest.mark.xfail(strict=True, reason="the result is never released (issue 17.4)")
 async def test_a_context_modifier_raising_a_base_exception_still_releases_the_result_streaming(
     recorder: Recorder,
 ) -> None:
@@ -152,7 +152,6 @@ class RaisesOn(Observer):
             raise exc
 
 
-@pytest.mark.xfail(strict=True, reason="the call is never answered (issue 17.9)")
 @pytest.mark.parametrize("path", ["batch", "stream"])
 async def test_an_observer_raising_a_base_exception_never_leaves_a_call_unanswered(
     autojump_clock: trio.testing.MockClock,
@@ -214,7 +213,6 @@ def one_run_at_the_grace_expiry() -> ToolResult:
     return trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 
 
-@pytest.mark.xfail(strict=True, reason="scheduling order decides the answer (issue 17.10)")
 def test_a_call_returning_as_its_grace_period_ends_keeps_its_real_result() -> None:
     # The abort at 1.5 plus the grace period of 1.0 ends at 2.5, the very instant
     # the call returns: the end-of-instant rule says it keeps its real result.

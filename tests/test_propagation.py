@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from conftest import Recorder, results_of
+from helpers import Recorder, results_of
 
 from trioexec import (
     CallContext,
@@ -86,7 +86,6 @@ async def run_path(path: str, uses: list[ToolUse], recorder: Recorder) -> list[U
     return updates
 
 
-@pytest.mark.xfail(strict=True, reason="a group of Cancelled propagates (issue 17.6)")
 @pytest.mark.parametrize("path", ["batch", "stream"])
 async def test_outer_cancellation_propagates_as_a_plain_cancelled(
     autojump_clock: trio.testing.MockClock, recorder: Recorder, path: str
@@ -103,7 +102,6 @@ async def test_outer_cancellation_propagates_as_a_plain_cancelled(
     assert type(exc) is trio.Cancelled
 
 
-@pytest.mark.xfail(strict=True, reason="the SystemExit comes back in nested groups (issue 17.7)")
 async def test_a_lone_base_exception_propagates_unwrapped_while_the_body_awaits(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
@@ -127,7 +125,6 @@ async def test_a_lone_base_exception_propagates_unwrapped_from_run_tools(
     assert type(info.value) is SystemExit
 
 
-@pytest.mark.xfail(strict=True, reason="the stray Cancelled becomes a rejection (issue 17.8)")
 @pytest.mark.parametrize("path", ["batch", "stream"])
 async def test_a_stray_cancelled_from_a_tool_propagates_as_the_tools_own(
     autojump_clock: trio.testing.MockClock, recorder: Recorder, path: str
@@ -142,7 +139,6 @@ async def test_a_stray_cancelled_from_a_tool_propagates_as_the_tools_own(
     assert recorder.kinds("s").count("completed") + recorder.kinds("s").count("cancelled") == 1
 
 
-@pytest.mark.xfail(strict=True, reason="the executor hangs after a stray Cancelled (issue 17.8)")
 async def test_a_stray_cancelled_never_leaves_a_later_call_unanswered(
     autojump_clock: trio.testing.MockClock, recorder: Recorder
 ) -> None:

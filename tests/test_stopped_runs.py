@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from conftest import REJECT, Recorder, results_of
+from helpers import REJECT, Recorder, results_of
 
 from trioexec import (
     CallContext,
@@ -66,7 +66,6 @@ def _fresh_edits() -> None:
     edits.clear()
 
 
-@pytest.mark.xfail(strict=True, reason="a tool's BaseException does not stop the run (issue 17.1)")
 async def test_no_call_starts_after_a_tool_raised_keyboard_interrupt(
     autojump_clock: trio.testing.MockClock, recorder: Recorder
 ) -> None:
@@ -111,7 +110,6 @@ async def _run_path(path: str, uses: list[ToolUse], recorder: Recorder, **option
             pass
 
 
-@pytest.mark.xfail(strict=True, reason="outer cancellation does not stop the run (issue 17.3)")
 @pytest.mark.parametrize("path", ["batch", "stream"])
 async def test_no_call_starts_after_an_enclosing_scope_cancelled_the_run(
     autojump_clock: trio.testing.MockClock, recorder: Recorder, path: str
@@ -146,7 +144,6 @@ async def write(job: dict[str, Any], ctx: CallContext, progress: ProgressSender)
 HOOKED = GuardRails(hooks=HookSet().with_python_hook("PreToolUse", "Write", slow_pre_hook))
 
 
-@pytest.mark.xfail(strict=True, reason="a late hook lets an answered call run (issue 17.2)")
 @pytest.mark.parametrize("stop", ["abort", "sibling_error", "discard"])
 async def test_a_call_answered_as_not_run_never_runs_its_tool(
     autojump_clock: trio.testing.MockClock, recorder: Recorder, stop: str
@@ -177,7 +174,6 @@ async def test_a_call_answered_as_not_run_never_runs_its_tool(
             assert answer.content == REJECT
 
 
-@pytest.mark.xfail(strict=True, reason="a late hook lets an answered call run (issue 17.2)")
 async def test_a_batch_call_answered_as_not_run_never_runs_its_tool(
     autojump_clock: trio.testing.MockClock, recorder: Recorder
 ) -> None:

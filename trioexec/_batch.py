@@ -145,6 +145,9 @@ async def run_tools(
         limiter = trio.CapacityLimiter(core.max_concurrency)
         with unwrap_single(), core.turn_scope, core.sibling_scope:
             for _, batch in batches:
+                # Stopped, or cancelled from outside while the last batch
+                # ignored it: no later batch starts.
+                await trio.lowlevel.checkpoint_if_cancelled()
                 if core.blocked_reason() is not None:
                     break
                 await _run_batch(core, batch, limiter)

@@ -161,9 +161,14 @@ class StreamingExecutor:
             with core.turn_scope, core.sibling_scope:
                 async with trio.open_nursery() as nursery:
                     self._nursery = nursery
-                    task_status.started()
-                    core.settle()
-                    await self._idle.wait()
+                    try:
+                        task_status.started()
+                        core.settle()
+                        await self._idle.wait()
+                    finally:
+                        # Stopped waiting (done, or cancelled): from here on the
+                        # nursery may close at any moment, so no call starts in it.
+                        self._nursery = None
         finally:
             self._nursery = None
         core.settle()
