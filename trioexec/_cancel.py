@@ -93,8 +93,9 @@ class Cancellation:
             names the sibling-error text: the earliest, ties broken by arrival.
         cause: the first reason the run's executing calls were stopped.
         discarded: the attempt was abandoned (streaming fallback).
-        faulted: user code raised a ``BaseException`` (a tool, a hook, a
-            modifier, an observer): the run is stopped; it propagates at the end.
+        faulted: user code raised: a ``BaseException`` from a tool, a hook, a
+            modifier or an observer, or any exception from the body of the
+            run's ``async with``; the run is stopped and it propagates at the end.
         outer_reason: trio's reason when an enclosing scope stopped the run
             (``cancelled``): the scope's ``reason=``, else how it was cancelled.
         texts: which words stopped calls are answered with.

@@ -163,7 +163,11 @@ class RunCore:
                 except BaseException as exc:
                     body_error = exc
                     self._note_outer_cancellation(exc)
-                    raise
+                    if is_cancellation(exc):
+                        raise
+                    # The body's own exception stops the run like any other
+                    # stop, at the end of this instant; it propagates below.
+                    self._stop_run()
         except BaseException as exc:  # decided below, once every call is answered
             exit_error = exc
         finally:
@@ -179,6 +183,9 @@ class RunCore:
         propagate = self._what_propagates(exit_error, body_error)
         if propagate is not None:
             raise propagate from None
+        # Cancelled from outside while no task looked (every call shielded or
+        # done): the run still ends the way a cancelled trio call does.
+        await trio.lowlevel.checkpoint_if_cancelled()
 
     def _what_propagates(
         self, exit_error: BaseException | None, body_error: BaseException | None
@@ -217,19 +224,24 @@ class RunCore:
                 return single_exception(rest) or rest
         return exit_error
 
-    def record_fault(self, exc: BaseException) -> None:
+    def record_fault(self, exc: BaseException, call: Call | None = None) -> None:
         """User code raised a ``BaseException``: stop the run; it propagates at the end.
 
         The run stops at the end of this instant (no call starts from now on;
         executing calls are cancelled and answered as interrupted), so a
-        second BaseException raised in the same instant is kept too.
+        second BaseException raised in the same instant is kept too.  ``call``
+        (the one whose code raised) is left for the caller to answer.
         """
         if any(exc is fault for fault in self.faults):
             return
         self.faults.append(exc)
+        self._stop_run(but=call)
+
+    def _stop_run(self, *, but: Call | None = None) -> None:
+        """Stop the run at the end of this instant: nothing starts, everything is cancelled."""
         self.cancellation.faulted = True
         self._stop_executing("user_interrupted")
-        self._answer_queued("user_interrupted")
+        self._answer_queued("user_interrupted", but=but)
         if self._run_scope is not None:
             cancel_at_end_of_instant(self._run_scope, trio.current_time())
 
@@ -268,8 +280,8 @@ class RunCore:
                 call.parsed = _UNPARSED
             except BaseException as exc:
                 self._emit(call, "queued")
+                self.record_fault(exc, call)  # first: answering it must not start another
                 self.complete(call, _raised_outcome(call, exc), cascade=False)
-                self.record_fault(exc)
                 raise
         self._emit(call, "queued")
         return call
@@ -357,9 +369,9 @@ class RunCore:
             # the exception propagates when the run ends.  Its siblings are
             # answered as interrupted, never as a sibling error.  A call whose
             # tool had returned (a hook raised afterwards) keeps its result.
+            self.record_fault(exc, call)  # first: answering it must not start another
             if call.state == "executing":
                 self.complete(call, call.returned or _raised_outcome(call, exc), cascade=False)
-            self.record_fault(exc)
             return
         if outcome is None:
             self._finish_stopped(call)
@@ -588,10 +600,10 @@ class RunCore:
         self.close_output()
         self.on_settled()
 
-    def _answer_queued(self, reason: CancelReason) -> None:
+    def _answer_queued(self, reason: CancelReason, *, but: Call | None = None) -> None:
         """Calls that can no longer start are answered now (released in their turn)."""
         for call in self.calls[self._next_start :]:
-            if call.state == "queued":
+            if call.state == "queued" and call is not but:
                 self.complete_without_starting(call, reason)
 
     def _stop_executing(self, reason: CancelReason) -> None:
