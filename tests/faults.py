@@ -417,6 +417,8 @@ class Observation:
     leaked_tasks: list[str]
     returned_at: float | None = None
     """Seconds after the start when the run returned (None: it raised)."""
+    started_at: float = 0.0
+    """The clock when the run started (events carry the clock's time)."""
 
     def summary(self) -> tuple[object, ...]:
         """What the model and the caller see: results (in order) and what propagated."""
@@ -578,6 +580,7 @@ async def run_plan(plan: TurnPlan, *, guard: GuardRails | None = None) -> Observ
         deadline_fired=deadline_fired,
         leaked_tasks=leaked,
         returned_at=returned_at[0] - started_at if returned_at else None,
+        started_at=started_at,
     )
 
 
@@ -725,7 +728,7 @@ def _stop_index(obs: Observation, terminal: dict[str, list[int]]) -> int | None:
             candidates.append(indices[0] + 1)
     if obs.deadline_fired and obs.plan.deadline is not None:
         deadline = obs.plan.deadline
-        after = [i for i, e in enumerate(obs.events) if e.time > deadline]
+        after = [i for i, e in enumerate(obs.events) if e.time - obs.started_at > deadline]
         if after:
             candidates.append(after[0])
     return min(candidates, default=None)
