@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=10_000, help="turns and sessions to run")
     parser.add_argument("--sessions", type=float, default=0.1, help="share that are sessions")
     parser.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: random)")
-    parser.add_argument("--chunk", type=int, default=5_000, help="examples per hypothesis run")
+    parser.add_argument("--chunk", type=int, default=2_000, help="examples per hypothesis run")
     args = parser.parse_args(argv)
 
     counts = {"turns": 0, "sessions": 0, "session_turns": 0}
@@ -71,14 +71,23 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     with faults.quiet_logs():
         try:
+            # Turns and sessions alternate, chunk by chunk, so any prefix of a
+            # long soak has both.
+            left = {"turns": turns_wanted, "sessions": sessions_wanted}
+            runners = {"turns": run_turns, "sessions": run_sessions}
+            session_chunk = max(1, int(args.chunk * args.sessions))
             chunk = 0
-            for wanted, runner in ((turns_wanted, run_turns), (sessions_wanted, run_sessions)):
-                left = wanted
-                while left > 0:
-                    n = min(args.chunk, left)
-                    runner(n, base_seed + chunk)
+            while any(left.values()):
+                for kind in ("turns", "sessions"):
+                    n = min(args.chunk if kind == "turns" else session_chunk, left[kind])
+                    if n <= 0:
+                        continue
+                    runners[kind](n, base_seed + chunk)
                     chunk += 1
-                    left -= n
+                    left[kind] -= n
+                done = counts["turns"] + counts["sessions"]
+                rate = done / (time.perf_counter() - start)
+                print(f"... {done} examples clean, {rate:.0f}/s", flush=True)
         except Exception as exc:  # a falsified invariant: report and fail
             print(f"FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
             status = 1

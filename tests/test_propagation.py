@@ -21,6 +21,7 @@ from helpers import Recorder, results_of
 from trioexec import (
     CallContext,
     ProgressSender,
+    ToolResult,
     ToolUse,
     Update,
     function_tool,
@@ -159,3 +160,70 @@ async def test_a_stray_cancelled_never_leaves_a_later_call_unanswered(
     assert not hang.cancelled_caught, "the executor hung"
     assert "started" not in recorder.kinds("e")
     assert [u.result.tool_use_id for u in results_of(updates)] == ["s", "e"]
+
+
+@function_tool(name="Interrupted", concurrency_safe=True)
+async def interrupted(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+    await trio.sleep(1.0)
+    raise KeyboardInterrupt(ctx.tool_use.id)
+
+
+@pytest.mark.parametrize("path", ["batch", "stream"])
+async def test_two_base_exceptions_in_one_instant_both_propagate(
+    autojump_clock: trio.testing.MockClock, path: str
+) -> None:
+    tools = [interrupted]
+    uses = [ToolUse("a", "Interrupted", {}), ToolUse("b", "Interrupted", {})]
+    with pytest.raises(BaseExceptionGroup) as info:
+        await (run_tools(uses, tools) if path == "batch" else _stream_all(uses, tools))
+    assert sorted(str(exc) for exc in info.value.exceptions) == ["a", "b"]
+    assert all(type(exc) is KeyboardInterrupt for exc in info.value.exceptions)
+
+
+async def _stream_all(uses: list[ToolUse], tools: list[Any]) -> None:
+    async with open_streaming_executor(tools) as executor:
+        for tool_use in uses:
+            executor.add_tool(tool_use)
+        async for _ in executor.remaining():
+            pass
+
+
+@function_tool(name="Shielded", concurrency_safe=True)
+async def shielded(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+    with trio.CancelScope(shield=True):
+        await trio.sleep(2.0)
+    return "finished anyway"
+
+
+@pytest.mark.parametrize("path", ["batch", "stream"])
+async def test_outer_cancellation_propagates_even_when_every_call_ignored_it(
+    autojump_clock: trio.testing.MockClock, path: str
+) -> None:
+    seen: list[BaseException] = []
+    with trio.move_on_after(1.0) as outer:
+        try:
+            if path == "batch":
+                await run_tools([ToolUse("s", "Shielded", {})], [shielded], grace_period=None)
+            else:
+                await _stream_all([ToolUse("s", "Shielded", {})], [shielded])
+        except BaseException as exc:
+            seen.append(exc)
+            raise
+    assert outer.cancelled_caught
+    assert [type(exc) for exc in seen] == [trio.Cancelled]
+
+
+async def test_a_call_returning_as_the_body_raises_keeps_its_real_result(
+    autojump_clock: trio.testing.MockClock, recorder: Recorder
+) -> None:
+    async def body_fails_at_one() -> None:
+        async with open_streaming_executor([slow], observers=[recorder]) as executor:
+            executor.add_tool(ToolUse("a", "Slow", {"sleep": 1.0}))
+            await trio.sleep(1.0)  # the same instant the call returns
+            raise ValueError("the model stream broke")
+
+    with pytest.raises(ValueError, match="stream broke"):
+        await body_fails_at_one()
+    (answer,) = [e for e in recorder.events if e.kind in ("completed", "cancelled")]
+    assert answer.kind == "completed"
+    assert answer.data == ToolResult("a", "slow")

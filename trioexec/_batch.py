@@ -115,9 +115,13 @@ async def run_tools(
     Raises:
         ConfigurationError: ``max_concurrency`` is not a positive integer or the
             ``updates`` channel is bounded.
-        BaseException: a tool raised something that is not an ``Exception``
-            (every call is still answered on ``updates``). Errors from tools
-            never escape; a ``Cancelled`` from an enclosing scope propagates.
+        BaseException: user code (a tool, a hook, a context modifier, an
+            observer) raised something that is not an ``Exception``: the run
+            stopped, every call is still answered on ``updates``, and it
+            propagates unwrapped (several: one ``BaseExceptionGroup``).
+            Errors from tools never escape.
+        trio.Cancelled: an enclosing scope was cancelled; one plain
+            ``Cancelled``, after every call was answered on ``updates``.
     """
     if updates is not None and updates.statistics().max_buffer_size != math.inf:
         raise ConfigurationError("the updates channel must be unbounded (math.inf buffer)")

@@ -212,6 +212,10 @@ async def open_streaming_executor(
 
     Raises:
         ConfigurationError: an invalid ``max_concurrency`` or ``result_order``.
+        BaseException: the body's own exception, exactly as raised; or what
+            user code (a tool, hook, modifier, observer) raised that is not an
+            ``Exception``, unwrapped (several: one ``BaseExceptionGroup``).
+        trio.Cancelled: an enclosing scope was cancelled (one plain ``Cancelled``).
     """
     if result_order not in ("arrival", "completion"):
         raise ConfigurationError(
