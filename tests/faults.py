@@ -932,8 +932,10 @@ def turn_plans(
         ]
     if path == "stream":
         adds: list[Op] = [(draw(st.sampled_from(DELAYS)), "add", i) for i in range(len(calls))]
-        if offset:  # every call arrives on the grid, before the first control
-            ops = adds + control_ops
+        if offset:  # every call arrives before the first control, each at its own instant
+            # 2**-10 s apart: no call's events share an instant with another call's
+            # arrival (a stop in one task and a start from the body's would tie).
+            ops = [(d + 2.0**-10, kind, i) for d, kind, i in adds] + control_ops
         else:
             ops = draw(st.permutations(adds + control_ops))
             # keep the adds in arrival order
