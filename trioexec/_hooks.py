@@ -331,6 +331,7 @@ async def run_hooks(
                 result.label,
                 hook_input.tool_name,
                 result.error,
+                exc_info=result.exception,
             )
     return done
 
@@ -355,7 +356,9 @@ async def _run_entry(
             return HookResult(label=label, blocking_error=exc.message)
         except Exception as exc:
             return HookResult(
-                label=label, error=f"raised {type(exc).__name__}: {exception_text(exc)}"
+                label=label,
+                error=f"raised {type(exc).__name__}: {exception_text(exc)}",
+                exception=exc,
             )
         if output is None:
             return HookResult(label=label)
