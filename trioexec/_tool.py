@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
 
 import attrs
 
@@ -23,6 +23,9 @@ from ._permission_context import PermissionContext
 from ._rules import RuleBehavior
 from ._schema import schema_for_attrs
 from ._signature import FunctionSignature, read_signature
+
+if TYPE_CHECKING:
+    from ._path_access import PathAccess
 
 __all__ = [
     "CallContext",
@@ -58,11 +61,18 @@ PermissionBehavior: TypeAlias = Literal["allow", "deny", "ask", "passthrough"]
 
 @attrs.frozen
 class PermissionResult:
-    """A permission answer: allow, deny (with a message), ask, or passthrough (no opinion)."""
+    """A permission answer: allow, deny (with a message), ask, or passthrough (no opinion).
+
+    ``safety_check`` marks an ask that nothing but the application may answer:
+    neither bypass mode nor an allow rule nor a hook's allow skips it (a write
+    to a protected path such as ``.git/config``), and with no ``can_use_tool``
+    callback its ``message`` is the denial the model reads.
+    """
 
     behavior: PermissionBehavior
     message: str | None = None
     updated_input: Mapping[str, JSONValue] | None = None
+    safety_check: bool = False
 
     @classmethod
     def allow(cls, updated_input: Mapping[str, JSONValue] | None = None) -> PermissionResult:
@@ -75,9 +85,15 @@ class PermissionResult:
         return cls("deny", message)
 
     @classmethod
-    def ask(cls, message: str | None = None) -> PermissionResult:
-        """Ask the application (``can_use_tool``) whether the call may go ahead."""
-        return cls("ask", message)
+    def ask(cls, message: str | None = None, *, safety_check: bool = False) -> PermissionResult:
+        """Ask the application (``can_use_tool``) whether the call may go ahead.
+
+        With ``safety_check=True`` (a tool's own check may answer so) the ask
+        holds in every mode and against every allow rule and hook, as for a
+        protected path; ``message`` then tells the model why when nobody can
+        answer.
+        """
+        return cls("ask", message, None, safety_check)
 
     @classmethod
     def passthrough(cls) -> PermissionResult:
@@ -130,6 +146,10 @@ class Tool(Generic[InputT]):
     max_result_size_chars: float = 100_000
     is_deferred: bool = False
     """True when the tool's schema was not sent to the model (adds a hint to input errors)."""
+    path_access: PathAccess | None = None
+    """Which input field names a path the tool reads or writes (None: none).  A declaring
+    tool is governed by ``Read`` rules (reads) or ``Edit`` rules (writes) besides its own,
+    its rule content is a path pattern, and its writes to protected paths always ask."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:  # noqa: ANN401
         """Check what a subclass defines at class creation, so mistakes surface at once.
@@ -332,8 +352,10 @@ class FunctionTool(Tool[InputT]):
         aliases: tuple[str, ...],
         rule_matcher: RuleMatcher[InputT] | None = None,
         signature: FunctionSignature | None = None,
+        path_access: PathAccess | None = None,
     ) -> None:
         self._func = func
+        self.path_access = path_access
         self._signature = signature or read_signature(
             func,
             tool_name=name,
@@ -394,6 +416,7 @@ def function_tool(
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
     rule_matcher: RuleMatcher[Any] | None = None,
+    path_access: PathAccess | None = None,
 ) -> Callable[[ToolFunction], Tool[Any]]: ...
 
 
@@ -411,6 +434,7 @@ def function_tool(
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
     rule_matcher: RuleMatcher[Any] | None = None,
+    path_access: PathAccess | None = None,
 ) -> Tool[Any] | Callable[[ToolFunction], Tool[Any]]:
     """Make a :class:`Tool` of an async function; use bare (``@function_tool``) or with options.
 
@@ -439,6 +463,12 @@ def function_tool(
     Without one, the tool cannot interpret rule content: a deny or ask rule
     with content then applies to every call of the tool, and an allow rule with
     content never matches.
+
+    ``path_access`` declares the input field naming a path the tool reads or
+    writes (``PathAccess("path", writes=True)``): ``Read`` or ``Edit`` rules
+    then govern the tool as they govern the standard file tools, its rule
+    content is a path pattern (no ``rule_matcher`` needed), and a write to a
+    protected path always asks.
 
     Raises:
         ToolDefinitionError: at definition time, naming the tool and the fix:
@@ -492,6 +522,7 @@ def function_tool(
             aliases=tuple(aliases),
             rule_matcher=rule_matcher,
             signature=signature,
+            path_access=path_access,
         )
         tool_schema(tool)  # an input type without a JSON Schema equivalent fails here, not later
         return tool

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
+from .._file_access import path_rule_covers as _path_rule_covers
 from .._texts import edit_denied_message, read_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, Tool
 from ._paths import OutsideRootError, absolute_path, resolve_path
@@ -150,15 +151,7 @@ def path_rule_covers(content: str, path: Path | str, cwd: Path) -> bool:
     symlinked working directory does not move the rules' root.  Blocking file
     system calls (``realpath``); cheap enough to run in the event loop thread.
     """
-    from .._path_rules import match_path_rule
-
-    if match_path_rule(content, path, cwd=cwd):
-        return True
-    real = os.path.realpath(os.path.join(cwd, path))
-    real_cwd = Path(os.path.realpath(cwd))
-    return match_path_rule(content, real, cwd=cwd) or (
-        real_cwd != cwd and match_path_rule(content, real, cwd=real_cwd)
-    )
+    return _path_rule_covers(content, path, cwd, behavior="deny")
 
 
 class PathTool(Tool[InputT]):
@@ -201,16 +194,13 @@ class PathTool(Tool[InputT]):
     ) -> bool:
         """Match a ``Tool(pattern)`` rule against the input's path (gitignore-style).
 
-        An allow rule matches the path as written.  A deny or ask rule also
-        matches the path with symlinks resolved, so a link cannot lead around
-        it (``docs -> secrets`` does not escape ``Read(./secrets/**)``).
+        A deny or ask rule matches the path as written or with symlinks
+        resolved, so a link cannot lead around it (``docs -> secrets`` does not
+        escape ``Read(./secrets/**)``); an allow rule must match both, so a
+        link cannot lead out of an allowed tree.  The permission chain matches
+        the rules of every declaring tool this way (``path_access``).
         """
-        path = absolute_path(self.input_path(input) or ".", ctx.cwd)
-        if behavior == "allow":
-            from .._path_rules import match_path_rule
-
-            return match_path_rule(content, path, cwd=ctx.cwd)
-        return path_rule_covers(content, path, ctx.cwd)
+        return _path_rule_covers(content, self.input_path(input) or ".", ctx.cwd, behavior=behavior)
 
     def rule_denial_message(self, input: InputT, ctx: CallContext) -> str:  # noqa: A002
         """``Permission to read {path} has been denied.`` (``edit`` for a writing tool).

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
+from .._path_access import PathAccess
 from .._tool import PermissionResult
 from ._base import FileToolError, PathTool
 from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic
@@ -78,6 +80,7 @@ class GlobTool(PathTool[GlobInput]):
         f"{MAX_RESULTS}."
     )
     input_type = GlobInput
+    path_access = PathAccess("path", reads=True, default=".")
 
     def __init__(self, root: Path | str | None = None, *, ripgrep: RipgrepChoice = True) -> None:
         super().__init__(root)
@@ -137,7 +140,10 @@ class GlobTool(PathTool[GlobInput]):
                     rg, search.base, hidden=search.hidden, max_depth=search.max_depth
                 )
             listings.append(listed)
-        return await trio.to_thread.run_sync(functools.partial(_run, searches, listings, cwd))
+        hidden = read_filter(self, ctx, input.path)
+        return await trio.to_thread.run_sync(
+            functools.partial(_run, searches, listings, cwd, hidden)
+        )
 
     async def _plan(self, input: GlobInput, ctx: CallContext) -> tuple[list[_Search], Path]:  # noqa: A002
         base = await self.resolve(input.path, ctx)
@@ -192,12 +198,19 @@ def _search_for(pattern: str, base: Path, root: Path | None, original: str) -> _
     return _Search(search_base, compiled, depth, is_hidden_pattern(rest))
 
 
-def _run(searches: list[_Search], listings: list[list[str] | None], cwd: Path) -> str:
+def _run(
+    searches: list[_Search],
+    listings: list[list[str] | None],
+    cwd: Path,
+    hidden: ReadFilter = NOTHING_HIDDEN,
+) -> str:
     found: dict[str, float] = {}
     for search, listed in zip(searches, listings, strict=True):
         if not search.base.is_dir():
             continue
         for path in _matching(search, listed):
+            if hidden and hidden.hides(path):  # a Read-denied file: not even its name
+                continue
             try:
                 mtime = os.stat(path, follow_symlinks=False).st_mtime
             except OSError:
