@@ -98,6 +98,8 @@ class HookResult:
     system_message: str | None = None
     error: str | None = None
     """A non-blocking failure (timeout, crash, bad output): reported, never decisive."""
+    exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+    """What a Python hook raised, so the warning about it carries the traceback."""
 
 
 @attrs.frozen
