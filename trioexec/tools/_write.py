@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._file_access import denial_before_validation
 from .._path_access import PathAccess
 from ._base import FileToolError, PathTool, write_text, written_message
 
@@ -72,6 +73,9 @@ class WriteTool(PathTool[WriteInput]):
             FileToolError: outside the root, a directory, or the write failed.
         """
         path = await self.resolve(input.file_path, ctx)
+        denial = denial_before_validation(self, input, ctx)
+        if denial is not None:  # the path changed (a symlink swapped) since it was allowed
+            raise FileToolError(denial)
         created = await trio.to_thread.run_sync(
             functools.partial(write_text, path, input.content, input.file_path)
         )
