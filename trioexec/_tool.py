@@ -31,6 +31,7 @@ __all__ = [
     "Tool",
     "ToolOutput",
     "function_tool",
+    "is_mcp_tool",
 ]
 
 InputT = TypeVar("InputT")
@@ -125,9 +126,20 @@ class Tool(Generic[InputT]):
     max_result_size_chars: float = 100_000
     is_deferred: bool = False
     """True when the tool's schema was not sent to the model (adds a hint to input errors)."""
+    is_mcp: bool = False
+    """True for a tool served by an MCP server (a name starting ``mcp__`` counts too):
+    a PostToolUse hook's ``updatedMCPToolOutput`` then replaces its output."""
 
     def is_concurrency_safe(self, input: InputT) -> bool:  # noqa: A002
         """Whether this call may run beside other safe calls.  Default: no."""
+        return False
+
+    def is_read_only(self, input: InputT) -> bool:  # noqa: A002
+        """Whether this call changes nothing (no file, no process, no remote state).
+
+        ``plan`` mode runs only such calls.  Default: no, so a tool that does
+        not say is treated as one that changes things (it fails closed).
+        """
         return False
 
     async def validate_input(self, input: InputT, ctx: CallContext) -> str | None:  # noqa: A002
@@ -175,6 +187,34 @@ class Tool(Generic[InputT]):
         """
         return None
 
+    def observable_input(
+        self,
+        input: Mapping[str, JSONValue],  # noqa: A002
+        cwd: Path,
+    ) -> Mapping[str, JSONValue]:
+        """The input as hooks and ``can_use_tool`` see it.  Default: unchanged.
+
+        Claude Code's file tools make ``file_path`` absolute here (``~`` and
+        relative paths against ``cwd``), so a hook that blocks ``/etc/*`` is
+        not led around by ``../../etc/hostname``.  Return a new mapping, never
+        change ``input``: the tool itself is called with the model's input
+        unless a hook or the application replaced it.  Must be idempotent.
+        """
+        return input
+
+    def tool_response(self, input: InputT, output: object) -> JSONValue:  # noqa: A002
+        """The object PostToolUse hooks receive as ``tool_response``.
+
+        ``output`` is what :meth:`call` returned (inside a :class:`ToolOutput`:
+        its ``value``).  None (the default): hooks receive the result content
+        as the API would (a string, or a list of blocks).  The standard tools
+        return Claude Code's output objects (Bash: ``{stdout, stderr,
+        interrupted, isImage}``; Write: ``{type, filePath, content,
+        structuredPatch, originalFile}``; ...), so ``jq '.tool_response.stdout'``
+        works as it does there.
+        """
+        return None
+
     async def call(
         self,
         input: InputT,  # noqa: A002
@@ -200,6 +240,11 @@ class Tool(Generic[InputT]):
 
     def __repr__(self) -> str:
         return f"<Tool {getattr(self, 'name', '?')!r}>"
+
+
+def is_mcp_tool(tool: Tool[Any]) -> bool:
+    """Whether ``tool`` is served by an MCP server (``is_mcp``, or a name starting ``mcp__``)."""
+    return bool(getattr(tool, "is_mcp", False)) or tool.name.startswith("mcp__")
 
 
 def _is_block(value: object) -> bool:

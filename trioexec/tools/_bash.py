@@ -29,10 +29,12 @@ from ._bash_classifier import (
     path_words,
     stays_in_working_directory,
 )
+from ._responses import Reported, reported_response
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from .._models import JSONObject, JSONValue
     from .._rules import RuleBehavior
 
 __all__ = [
@@ -157,6 +159,10 @@ class BashTool(Tool[BashInput]):
     def is_concurrency_safe(self, input: BashInput) -> bool:  # noqa: A002
         return is_read_only_command(input.command)
 
+    def is_read_only(self, input: BashInput) -> bool:  # noqa: A002
+        """The read-only classifier's answer (what it cannot read with certainty is not)."""
+        return is_read_only_command(input.command)
+
     async def validate_input(self, input: BashInput, ctx: CallContext) -> str | None:  # noqa: A002
         if not input.command.strip():
             return "command is empty"
@@ -251,7 +257,19 @@ class BashTool(Tool[BashInput]):
             )
         if result.exit_code != 0:
             raise ShellError(result.exit_code, result.stdout, result.stderr)
-        return "\n".join(p for p in (result.stdout.rstrip(), result.stderr.rstrip()) if p)
+        stdout, stderr = result.stdout.rstrip(), result.stderr.rstrip()
+        text = "\n".join(p for p in (stdout, stderr) if p)
+        response: JSONObject = {
+            "stdout": stdout,
+            "stderr": stderr,
+            "interrupted": False,
+            "isImage": False,
+        }
+        return Reported(text, response)
+
+    def tool_response(self, input: BashInput, output: object) -> JSONValue:  # noqa: A002
+        """``{stdout, stderr, interrupted, isImage}``, as Claude Code's Bash reports it."""
+        return reported_response(output)
 
 
 _MAX_BASES = 16

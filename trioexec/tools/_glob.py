@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from .._tool import PermissionResult
 from ._base import FileToolError, PathTool
 from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic, walk_files
 from ._paths import OutsideRootError, display_path, resolve_path, resolve_sync
+from ._responses import Reported, glob_response
 
 if TYPE_CHECKING:
     from .._tool import CallContext, ProgressSender
@@ -62,6 +64,7 @@ class GlobTool(PathTool[GlobInput]):
         f"{MAX_RESULTS}."
     )
     input_type = GlobInput
+    path_key = "path"
 
     def is_concurrency_safe(self, input: GlobInput) -> bool:  # noqa: A002
         return True
@@ -107,8 +110,14 @@ class GlobTool(PathTool[GlobInput]):
         Raises:
             FileToolError: the directory or the pattern is unusable.
         """
+        started = time.monotonic()
         searches, cwd = await self._plan(input, ctx)
-        return await trio.to_thread.run_sync(functools.partial(_run, searches, cwd))
+        text = await trio.to_thread.run_sync(functools.partial(_run, searches, cwd))
+        took = round((time.monotonic() - started) * 1000)
+        response = glob_response(
+            text, no_files=NO_FILES, truncated_note=TRUNCATED_NOTE, duration_ms=took
+        )
+        return Reported(text, response)
 
     async def _plan(self, input: GlobInput, ctx: CallContext) -> tuple[list[_Search], Path]:  # noqa: A002
         base = await self.resolve(input.path, ctx)

@@ -20,6 +20,7 @@ import trio
 from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary, path_rule_covers
 from ._globs import GlobPatternError, compile_glob, expand_braces, walk_files
 from ._paths import display_path
+from ._responses import Reported, grep_response
 
 if TYPE_CHECKING:
     from .._models import JSONObject, JSONValue
@@ -137,6 +138,7 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
     """
 
     name = "Grep"
+    path_key = "path"
     description = (
         "Searches file contents with a Python regular expression. Filter files with `glob`; "
         "output_mode 'files_with_matches' (default) lists files, 'content' shows matching "
@@ -175,7 +177,8 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
         """
         grep = GrepInput.from_json(input)
         job = await self._prepare(grep, ctx)
-        return await trio.to_thread.run_sync(job.run)
+        text = await trio.to_thread.run_sync(job.run)
+        return Reported(text, grep_response(text, grep.output_mode))
 
     async def _prepare(self, grep: GrepInput, ctx: CallContext) -> _Job:
         try:
