@@ -25,9 +25,14 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from trioexec import Attachment, ResultUpdate, ToolResult
-from trioexec._budget import ContentReplacementState, apply_message_budget, choose_replacements
-from trioexec._message import build_user_message
+from trioexec import (
+    Attachment,
+    ContentReplacementState,
+    ResultUpdate,
+    ToolResult,
+    build_user_message,
+)
+from trioexec.results import apply_message_budget, choose_replacements
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -24,11 +24,10 @@ from typing import Any
 
 import trio
 
-from trioexec import CallContext, PermissionResult, Tool, ToolUse
-from trioexec._guard import GuardRails, authorize_call
-from trioexec._hook_output import HookOutput
-from trioexec._hooks import HookInput, HookSet
-from trioexec._rules import RuleBehavior, match_bash_rule
+from trioexec import CallContext, GuardRails, PermissionResult, Tool, ToolUse
+from trioexec.hooks import HookInput, HookOutput, HookSet
+from trioexec.lowlevel import authorize_call
+from trioexec.permissions import RuleBehavior, match_bash_rule
 
 RULES = {
     "permissions": {

@@ -60,7 +60,7 @@ async def main() -> None:
         ToolUse("toolu_3", "note", {"text": "both looked up"}),
         ToolUse("toolu_4", "weather", {"town": "Lima"}),  # wrong field: a validation error
     ]
-    for batch in trioexec.partition_tool_calls(calls, tools):
+    for batch in trioexec.lowlevel.partition_tool_calls(calls, tools):
         kind = "safe batch " if batch.is_concurrency_safe else "unsafe call"
         print(f"{kind}: {[use.id for use in batch.tool_uses]}")
     outcome = await trioexec.run_tools(calls, tools, context={"cities": []})

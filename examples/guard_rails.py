@@ -16,12 +16,13 @@ import attrs
 import trio
 
 import trioexec
-from trioexec import CallContext, HookInput, HookOutput, PermissionResult, ProgressSender, ToolUse
+from trioexec import CallContext, PermissionResult, ProgressSender, ToolUse
+from trioexec.hooks import HookInput, HookOutput
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from trioexec._rules import RuleBehavior
+    from trioexec.permissions import RuleBehavior
 
 SETTINGS = {"permissions": {"allow": ["Bash(npm run test:*)"], "ask": ["Bash(git push:*)"],
                             "deny": ["Bash(rm:*)", "Bash(curl:*)"]}}  # fmt: skip
@@ -40,7 +41,7 @@ class FakeShell(trioexec.Tool[ShellInput]):
         self, content: str, args: ShellInput, ctx: CallContext, *, behavior: RuleBehavior
     ) -> bool:
         # Bash(npm run test:*) etc.; a deny rule catches any part of `ls && rm x`.
-        return trioexec.match_bash_rule(content, args.command, behavior=behavior)
+        return trioexec.permissions.match_bash_rule(content, args.command, behavior=behavior)
 
     async def check_permissions(self, args: ShellInput, ctx: CallContext) -> PermissionResult:
         return PermissionResult.passthrough()  # no opinion of its own: the rules decide
@@ -52,7 +53,7 @@ class FakeShell(trioexec.Tool[ShellInput]):
 async def audit(event: HookInput) -> HookOutput | None:
     command = str(event.tool_input["command"])
     if "prod" in command:
-        raise trioexec.HookBlockingError("commands touching prod need a ticket number")
+        raise trioexec.hooks.HookBlockingError("commands touching prod need a ticket number")
     if command.startswith("curl"):
         return HookOutput(permission_decision="allow")  # never beats a deny rule
     if command.startswith("npm"):

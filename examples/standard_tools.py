@@ -38,7 +38,7 @@ async def main(root: Path) -> None:
         ToolUse("toolu_3", "Bash", {"command": "ls src && wc -l src/app.py"}),
         ToolUse("toolu_4", "Read", {"file_path": "../elsewhere.txt"}),  # outside the root
     ]
-    safe = [b.is_concurrency_safe for b in trioexec.partition_tool_calls(calls, tools)]
+    safe = [b.is_concurrency_safe for b in trioexec.lowlevel.partition_tool_calls(calls, tools)]
     print(f"one batch of concurrency-safe calls: {safe == [True]}")
     show(await trioexec.run_tools(calls, tools, cwd=root), str(root))
     # A failing command gets a run of its own: a Bash error cancels its siblings.

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import trio
 
-from trioexec import GuardRails, ToolUse, run_tools
+from trioexec import GuardRails, Tool, ToolUse, run_tools
 from trioexec._hooks import encode_hook_input
 from trioexec._message import record_text
 from trioexec._models import Attachment
@@ -409,11 +409,14 @@ async def test_glob_and_grep_tool_responses_list_the_files(tmp_path: Path) -> No
 async def test_a_tool_without_an_output_object_sends_its_result_content(tmp_path: Path) -> None:
     """A tool that does not override ``Tool.tool_response`` (trioexec's contract point for
     Claude Code's ``result.data``) gives hooks the tool_result content."""
-    from trioexec import function_tool
 
-    @function_tool(name="shout")
-    async def shout(args: dict[str, Any], ctx: Any, progress: Any) -> str:
-        return "HELLO"
+    class Shout(Tool[Any]):
+        name = "shout"
+
+        async def call(self, input: Any, ctx: Any, progress: Any) -> str:  # noqa: A002
+            return "HELLO"
+
+    shout = Shout()
 
     seen = tmp_path / "post.json"
     cmd = script(tmp_path, "dump.sh", f'cat > "{seen}"\n')
@@ -471,15 +474,15 @@ def test_a_home_relative_path_is_expanded_for_hooks(tmp_path: Path) -> None:
 async def test_updated_mcp_tool_output_replaces_an_mcp_tools_output(tmp_path: Path) -> None:
     """``if (V.updatedMCPToolOutput && lg(Q)) X = V.updatedMCPToolOutput`` (toolExecution:
     only MCP tools); a non-MCP tool keeps its own output."""
-    from trioexec import function_tool
 
-    @function_tool(name="mcp__notes__read")
-    async def mcp_read(args: dict[str, Any], ctx: Any, progress: Any) -> str:
-        return "token=abc123"
+    class Secret(Tool[Any]):
+        def __init__(self, name: str) -> None:
+            self.name = name
 
-    @function_tool(name="local_read")
-    async def local_read(args: dict[str, Any], ctx: Any, progress: Any) -> str:
-        return "token=abc123"
+        async def call(self, input: Any, ctx: Any, progress: Any) -> str:  # noqa: A002
+            return "token=abc123"
+
+    mcp_read, local_read = Secret("mcp__notes__read"), Secret("local_read")
 
     answer = {
         "hookSpecificOutput": {

@@ -71,6 +71,13 @@ EXPECTED: dict[str, list[str]] = {
         "t=1.50  toolu_2  progress: halfway",
         "t=2.50  toolu_2  completed: build finished",
     ],
+    "mcp_servers.py": [
+        "tools: ['mcp__notes__add_note', 'mcp__notes__clear_notes', 'mcp__notes__list_notes']",
+        "toolu_1 is_error=False: noted (1 so far)",
+        "toolu_3 is_error=False: buy milk",
+        "toolu_4 is_error=True: Claude requested permissions to use mcp__notes__clear_notes",
+        "server stopped; failures: {}",
+    ],
     "standard_tools.py": [
         "one batch of concurrency-safe calls: True",
         "     2\t    # TODO: use the preferred name",
@@ -104,7 +111,19 @@ def test_example_runs(name: str) -> None:
         assert line in done.stdout, f"{name} did not print {line!r}:\n{done.stdout}"
 
 
-@pytest.mark.parametrize("package", ["trioexec", "trioexec.tools", "trioexec.testing"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "trioexec",
+        "trioexec.hooks",
+        "trioexec.lowlevel",
+        "trioexec.mcp",
+        "trioexec.permissions",
+        "trioexec.results",
+        "trioexec.testing",
+        "trioexec.tools",
+    ],
+)
 def test_api_reference_names_every_export(package: str) -> None:
     text = API_DOC.read_text(encoding="utf-8")
     module = importlib.import_module(package)

@@ -657,7 +657,7 @@ async def test_a_function_tool_with_a_matcher_is_denied_only_what_the_rule_cover
     ran: list[str] = []
 
     def matcher(content: str, args: Input, behavior: RuleBehavior) -> bool:
-        return trioexec.match_bash_rule(content, args["command"], behavior=behavior)
+        return trioexec.permissions.match_bash_rule(content, args["command"], behavior=behavior)
 
     rails = GuardRails.from_settings({"permissions": {"deny": ["shell(rm:*)"]}})
     uses = [

@@ -11,15 +11,13 @@ import trio.testing
 from trioexec import (
     CallContext,
     GuardRails,
-    HookInput,
-    HookOutput,
-    HookSet,
     ProgressSender,
     ToolResult,
     ToolUse,
     function_tool,
     run_tools,
 )
+from trioexec.hooks import HookInput, HookOutput, HookSet
 
 running: list[str] = []
 overlaps: list[tuple[str, str]] = []

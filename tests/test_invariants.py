@@ -29,9 +29,9 @@ from trioexec import (
     Turn,
     Update,
     open_streaming_executor,
-    partition_tool_calls,
     run_tools,
 )
+from trioexec.lowlevel import partition_tool_calls
 
 REJECT_PREFIX = "The user doesn't want to "
 SIBLING_PREFIX = "<tool_use_error>Cancelled: parallel tool call "

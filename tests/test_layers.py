@@ -26,6 +26,7 @@ PURE = [
     "trioexec._rules",
     "trioexec._texts",
     "trioexec._tool",
+    "trioexec._util",
     "trioexec._validation",
     "trioexec.tools._bash_classifier",
 ]
@@ -61,14 +62,14 @@ def _resolve(name: str, node: ast.ImportFrom) -> list[str]:
         target = ".".join([*base, node.module] if node.module else base)
     else:
         target = node.module or ""
-    found = []
-    if target in MODULES:
-        found.append(target)
-    for alias in node.names:  # ``from . import _x`` imports the module _x
+    found = set()
+    for alias in node.names:
         sub = f"{target}.{alias.name}"
-        if sub in MODULES:
-            found.append(sub)
-    return found
+        if sub in MODULES:  # ``from . import _x`` imports the module _x
+            found.add(sub)
+        elif target in MODULES:  # a name defined by the module itself
+            found.add(target)
+    return sorted(found)
 
 
 def _is_type_checking(node: ast.If) -> bool:

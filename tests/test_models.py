@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec import ImageBlock, MalformedBlockError, TextBlock, ToolResult, ToolUse
+from trioexec import (
+    ImageBlock,
+    MalformedBlockError,
+    ProgressUpdate,
+    ResultUpdate,
+    TextBlock,
+    ToolResult,
+    ToolUse,
+)
 
 IMAGE_SOURCE = {"type": "base64", "media_type": "image/png", "data": "AAAA"}
 
@@ -170,3 +178,29 @@ def test_tool_result_round_trip_property(
 ) -> None:
     result = ToolResult(tool_id, content, is_error=is_error)
     assert ToolResult.from_api(result.to_api()) == result
+
+
+def test_tool_use_from_an_anthropic_sdk_content_block() -> None:
+    from anthropic.types import TextBlock as SDKTextBlock
+    from anthropic.types import ToolUseBlock
+
+    block = ToolUseBlock(type="tool_use", id="toolu_1", name="Read", input={"file_path": "a"})
+    assert ToolUse.from_api(block) == ToolUse("toolu_1", "Read", {"file_path": "a"})
+    with pytest.raises(MalformedBlockError, match=r"tool_use\.type"):
+        ToolUse.from_api(SDKTextBlock(type="text", text="hi"))
+
+
+def test_tool_use_from_an_object_with_a_non_object_input_names_the_field() -> None:
+    class Block:
+        type = "tool_use"
+        id = "toolu_1"
+        name = "Read"
+        input = ("not", "an", "object")
+
+    with pytest.raises(MalformedBlockError, match=r"tool_use\.input"):
+        ToolUse.from_api(Block())
+
+
+def test_a_result_update_names_its_tool_use_like_a_progress_update() -> None:
+    update = ResultUpdate(ToolResult("toolu_7", "ok"))
+    assert update.tool_use_id == "toolu_7" == ProgressUpdate("toolu_7", None).tool_use_id

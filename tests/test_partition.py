@@ -8,8 +8,9 @@ from conftest import Job, make_tool, use
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec import Batch, CallContext, ProgressSender, ToolRegistry, ToolUse, function_tool
-from trioexec import partition_tool_calls as partition
+from trioexec import CallContext, ProgressSender, ToolRegistry, ToolUse, function_tool
+from trioexec.lowlevel import Batch
+from trioexec.lowlevel import partition_tool_calls as partition
 
 READ = make_tool("Read")
 GREP = make_tool("Grep")

@@ -355,7 +355,7 @@ async def test_a_function_tool_with_a_rule_matcher_matches_content() -> None:
 
     def matcher(content: str, args: Input, behavior: RuleBehavior) -> bool:
         seen.append((content, args))
-        return trioexec.match_bash_rule(content, args["command"], behavior=behavior)
+        return trioexec.permissions.match_bash_rule(content, args["command"], behavior=behavior)
 
     tool = shell_tool(rule_matcher=matcher)
     deny = PermissionContext(deny=["shell(rm:*)"])
@@ -373,7 +373,7 @@ async def test_a_function_tool_with_a_rule_matcher_matches_content() -> None:
 
 async def test_an_ask_rule_on_a_function_tool_with_a_matcher() -> None:
     def matcher(content: str, args: Input, behavior: RuleBehavior) -> bool:
-        return trioexec.match_bash_rule(content, args["command"], behavior=behavior)
+        return trioexec.permissions.match_bash_rule(content, args["command"], behavior=behavior)
 
     tool = shell_tool(rule_matcher=matcher)
     ask = PermissionContext(ask=["shell(git push:*)"])
@@ -413,7 +413,9 @@ async def test_no_warning_for_tools_that_interpret_content(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="trioexec.permissions")
     matcher = shell_tool(
-        rule_matcher=lambda c, a, b: trioexec.match_bash_rule(c, a["command"], behavior=b)
+        rule_matcher=lambda c, a, b: trioexec.permissions.match_bash_rule(
+            c, a["command"], behavior=b
+        )
     )
     assert await chain(matcher, "ls", PermissionContext(deny=["shell(rm:*)"])) == ALLOW
     assert await decide(Shell(ALLOW), "ls", deny=("Bash(rm:*)",)) == ALLOW

@@ -21,9 +21,10 @@ import pytest
 import trio
 import trio.testing
 
-from trioexec import ContentReplacementState, ToolResult, apply_message_budget, finalize_result
+from trioexec import ContentReplacementState, ToolResult
 from trioexec._results import tool_result_path
 from trioexec._stream_adapter import ToolUseAssembler
+from trioexec.results import apply_message_budget, finalize_result
 from trioexec.testing import ScriptedTool, parse_scenario, run_scenario, run_scenario_sync
 
 if TYPE_CHECKING:

@@ -21,21 +21,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import trio
 
-from trioexec import (
-    CallContext,
-    GuardRails,
-    HookInput,
-    HookOutput,
-    HookSet,
-    PermissionContext,
-    PermissionModeName,
-    ProgressSender,
-    ToolUse,
-    authorize_call,
-    function_tool,
-    run_tools,
-)
+from trioexec import CallContext, GuardRails, ProgressSender, ToolUse, function_tool, run_tools
 from trioexec._hook_command import run_command
+from trioexec.hooks import HookInput, HookOutput, HookSet
+from trioexec.lowlevel import authorize_call
+from trioexec.permissions import PermissionContext, PermissionModeName
 from trioexec.tools import (
     BashInput,
     BashProgress,

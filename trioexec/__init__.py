@@ -1,13 +1,24 @@
-"""trioexec: a trio-native, structured-concurrency runtime for an LLM's tool calls."""
+"""trioexec: a trio-native, structured-concurrency runtime for an LLM's tool calls.
+
+The top level holds what an application uses every day: running tool calls
+(:func:`run_tools`, :func:`open_streaming_executor`), writing tools
+(:class:`Tool`, :func:`function_tool`), the messages, the guard rails' entry
+points, observation and the errors.  The rest lives in thin public
+submodules, as in trio:
+
+- :mod:`trioexec.permissions`: permission rules, modes, rule matchers and the chain;
+- :mod:`trioexec.hooks`: hook configuration and what hooks receive and answer;
+- :mod:`trioexec.results`: result persistence and the per-message budget;
+- :mod:`trioexec.lowlevel`: the building blocks the runners are made of;
+- :mod:`trioexec.tools`: the standard tools; :mod:`trioexec.testing`: test helpers.
+"""
 
 from __future__ import annotations
 
+from . import _util, hooks, lowlevel, permissions, results  # noqa: F401  (reachable as attributes)
 from ._batch import RunOutcome as RunOutcome
 from ._batch import run_tools as run_tools
-from ._budget import DEFAULT_MESSAGE_BUDGET as DEFAULT_MESSAGE_BUDGET
 from ._budget import ContentReplacementState as ContentReplacementState
-from ._budget import apply_message_budget as apply_message_budget
-from ._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import MalformedBlockError as MalformedBlockError
 from ._errors import ToolDefinitionError as ToolDefinitionError
@@ -18,22 +29,10 @@ from ._events import CancelReason as CancelReason
 from ._events import Observer as Observer
 from ._guard import CanUseTool as CanUseTool
 from ._guard import GuardRails as GuardRails
-from ._guard import PostToolUseVerdict as PostToolUseVerdict
-from ._guard import PreToolUseVerdict as PreToolUseVerdict
-from ._guard import after_call as after_call
-from ._guard import authorize_call as authorize_call
-from ._hook_output import HookBlockingError as HookBlockingError
-from ._hook_output import HookOutput as HookOutput
-from ._hooks import CommandHook as CommandHook
-from ._hooks import HookEntry as HookEntry
-from ._hooks import HookInput as HookInput
-from ._hooks import HookSet as HookSet
-from ._hooks import PythonHook as PythonHook
 from ._message import UserMessage as UserMessage
 from ._message import build_user_message as build_user_message
 from ._models import Attachment as Attachment
 from ._models import AttachmentKind as AttachmentKind
-from ._models import Batch as Batch
 from ._models import Content as Content
 from ._models import ContentBlock as ContentBlock
 from ._models import ImageBlock as ImageBlock
@@ -45,18 +44,7 @@ from ._models import TextBlock as TextBlock
 from ._models import ToolResult as ToolResult
 from ._models import ToolUse as ToolUse
 from ._models import Update as Update
-from ._partition import partition_tool_calls as partition_tool_calls
-from ._permission_context import PermissionContext as PermissionContext
-from ._permission_context import PermissionMode as PermissionMode
-from ._permission_context import PermissionModeName as PermissionModeName
 from ._registry import ToolRegistry as ToolRegistry
-from ._results import DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS
-from ._results import finalize_result as finalize_result
-from ._rules import PermissionRule as PermissionRule
-from ._rules import match_bash_rule as match_bash_rule
-from ._rules import match_path_rule as match_path_rule
-from ._rules import split_bash_command as split_bash_command
-from ._schema import schema_for_attrs as schema_for_attrs
 from ._settings import Settings as Settings
 from ._settings import default_settings_paths as default_settings_paths
 from ._settings import load_settings as load_settings
@@ -76,18 +64,13 @@ from ._turn import Turn as Turn
 from ._version import __version__ as __version__
 
 __all__ = [
-    "DEFAULT_MAX_CONCURRENCY",
-    "DEFAULT_MAX_RESULT_CHARS",
-    "DEFAULT_MESSAGE_BUDGET",
     "Attachment",
     "AttachmentKind",
-    "Batch",
     "CallContext",
     "CallEvent",
     "CallEventKind",
     "CanUseTool",
     "CancelReason",
-    "CommandHook",
     "ConfigurationError",
     "Content",
     "ContentBlock",
@@ -95,27 +78,15 @@ __all__ = [
     "ContextModifier",
     "ContextState",
     "GuardRails",
-    "HookBlockingError",
-    "HookEntry",
-    "HookInput",
-    "HookOutput",
-    "HookSet",
     "ImageBlock",
     "InterruptBehavior",
     "JSONObject",
     "JSONValue",
     "MalformedBlockError",
     "Observer",
-    "PermissionContext",
-    "PermissionMode",
-    "PermissionModeName",
     "PermissionResult",
-    "PermissionRule",
-    "PostToolUseVerdict",
-    "PreToolUseVerdict",
     "ProgressSender",
     "ProgressUpdate",
-    "PythonHook",
     "ResultUpdate",
     "RunOutcome",
     "Settings",
@@ -133,19 +104,12 @@ __all__ = [
     "Update",
     "UserMessage",
     "__version__",
-    "after_call",
-    "apply_message_budget",
-    "authorize_call",
     "build_user_message",
     "default_settings_paths",
-    "finalize_result",
     "function_tool",
     "load_settings",
-    "match_bash_rule",
-    "match_path_rule",
     "open_streaming_executor",
-    "partition_tool_calls",
     "run_tools",
-    "schema_for_attrs",
-    "split_bash_command",
 ]
+
+_util.fixup_module_metadata(__name__, globals())

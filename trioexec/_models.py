@@ -49,12 +49,23 @@ class ToolUse:
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
 
     @classmethod
-    def from_api(cls, block: Mapping[str, object]) -> ToolUse:
-        """Build from a Messages API ``tool_use`` block.
+    def from_api(cls, block: Mapping[str, object] | object) -> ToolUse:
+        """Build from a Messages API ``tool_use`` block: a dict, or an SDK content block object.
+
+        An object (such as the ``anthropic`` SDK's ``ToolUseBlock``) is read
+        through its ``type``, ``id``, ``name`` and ``input`` attributes.
 
         Raises:
             MalformedBlockError: a field is missing or of the wrong type.
         """
+        if not isinstance(block, Mapping):
+            if isinstance(block, (str, bytes, list, tuple)) or not hasattr(block, "type"):
+                raise MalformedBlockError("tool_use", "expected an object or a content block")
+            block = {
+                key: getattr(block, key)
+                for key in ("type", "id", "name", "input")
+                if hasattr(block, key)
+            }
         _expect_type(block, "tool_use")
         tool_id = _expect_str(block, "id", "tool_use")
         name = _expect_str(block, "name", "tool_use")
@@ -211,6 +222,11 @@ class ResultUpdate:
 
     result: ToolResult
     attachments: tuple[Attachment, ...] = ()
+
+    @property
+    def tool_use_id(self) -> str:
+        """The id of the tool_use this result answers (as :attr:`ProgressUpdate.tool_use_id`)."""
+        return self.result.tool_use_id
 
 
 Update: TypeAlias = ProgressUpdate | ResultUpdate

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ToolDefinitionError
+from ._tool import api_schema
 from ._validation import CompiledTool, compile_tool
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
+    from ._models import JSONObject
     from ._tool import Tool
 
 __all__ = ["ToolRegistry"]
@@ -54,6 +56,21 @@ class ToolRegistry:
         if found is None:
             found = self._by_alias.get(name)
         return found
+
+    def to_api(self) -> list[JSONObject]:
+        """The Messages API ``tools`` list: one ``{"name", "description", "input_schema"}``
+        per turn tool, in registration order (the schemas the validators were compiled from).
+
+        Tools reachable only by a deprecated alias are not offered to the model.
+        """
+        return [
+            {
+                "name": compiled.tool.name,
+                "description": compiled.tool.description,
+                "input_schema": api_schema(compiled.schema),
+            }
+            for compiled in self._by_name.values()
+        ]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.lookup(name) is not None

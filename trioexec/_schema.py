@@ -1,19 +1,21 @@
-"""Derive a JSON Schema from an attrs input class.
+"""Derive a JSON Schema from an attrs class or a dataclass.
 
 Supported field types: ``str``, ``int``, ``float``, ``bool``, ``None``,
 ``list[T]`` / ``tuple[T, ...]`` / ``Sequence[T]``, ``dict[str, T]`` /
 ``Mapping[str, T]``, ``Literal[...]``, unions (``T | None``), ``object`` /
-``Any`` (any JSON value) and nested attrs classes.  Fields without a default
-are required; unknown properties are refused.  A field's
-``metadata={"description": ...}`` becomes its description.
+``Any`` (any JSON value), ``Annotated[T, "description"]`` and nested attrs
+classes and dataclasses.  Fields without a default are required; unknown
+properties are refused.  A field's ``metadata={"description": ...}`` (or
+the first string in its ``Annotated`` metadata) becomes its description.
 """
 
 from __future__ import annotations
 
 import collections.abc
+import dataclasses
 import types
 import typing
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 import attrs
 
@@ -22,21 +24,35 @@ from ._errors import ToolDefinitionError
 if typing.TYPE_CHECKING:
     from ._models import JSONObject, JSONValue
 
-__all__ = ["schema_for_attrs"]
+__all__ = ["SUPPORTED_TYPES", "is_structured_class", "schema_for_attrs"]
+
+SUPPORTED_TYPES = (
+    "str, int, float, bool, None, Literal[...], T | None, list[T], tuple[T, ...], "
+    "dict[str, T], Any, Annotated[T, 'description'], an attrs class or a dataclass"
+)
+"""The types an input field may have, as error messages list them."""
 
 _SCALARS: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _JSON_DEFAULT_TYPES = (str, int, float, bool, type(None))
 
 
+def is_structured_class(tp: object) -> bool:
+    """Whether ``tp`` is an attrs class or a dataclass (a class with typed fields)."""
+    return isinstance(tp, type) and (attrs.has(tp) or dataclasses.is_dataclass(tp))
+
+
 def schema_for_attrs(cls: type) -> JSONObject:
-    """Return the JSON Schema (draft 2020-12) of an attrs class.
+    """Return the JSON Schema (draft 2020-12) of an attrs class or a dataclass.
 
     Raises:
-        ToolDefinitionError: ``cls`` is not an attrs class, or a field's type
-            has no JSON Schema equivalent.
+        ToolDefinitionError: ``cls`` is neither an attrs class nor a dataclass,
+            or a field's type has no JSON Schema equivalent.
     """
-    if not attrs.has(cls):
-        raise ToolDefinitionError(f"{cls!r} is not an attrs class")
+    if not is_structured_class(cls):
+        raise ToolDefinitionError(
+            f"{cls!r} is not an attrs class or a dataclass; decorate it with "
+            "@attrs.frozen or @dataclasses.dataclass, or give input_schema= instead"
+        )
     schema = _object_schema(cls, seen=())
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
@@ -46,27 +62,26 @@ def _object_schema(cls: type, seen: tuple[type, ...]) -> JSONObject:
     if cls in seen:
         raise ToolDefinitionError(f"recursive input type {cls.__name__} is not supported")
     try:
-        hints = typing.get_type_hints(cls)
+        hints = typing.get_type_hints(cls, include_extras=True)
     except Exception as exc:
         raise ToolDefinitionError(
-            f"cannot resolve the annotations of {cls.__name__}: {exc}"
+            f"cannot resolve the annotations of {cls.__name__}: {exc} (define the types it "
+            "names at module level, where the annotations can see them)"
         ) from exc
     properties: dict[str, JSONValue] = {}
     required: list[JSONValue] = []
-    for field in attrs.fields(cls):
-        name = field.alias or field.name
+    for field in _fields(cls):
         try:
-            prop = _type_schema(hints.get(field.name, field.type), (*seen, cls))
+            prop = _type_schema(hints.get(field.attr, field.type), (*seen, cls))
         except ToolDefinitionError as exc:
-            raise ToolDefinitionError(f"{cls.__name__}.{field.name}: {exc}") from None
-        description = field.metadata.get("description")
-        if isinstance(description, str):
-            prop["description"] = description
-        if field.default is attrs.NOTHING:
-            required.append(name)
-        elif isinstance(field.default, _JSON_DEFAULT_TYPES):
-            prop["default"] = field.default
-        properties[name] = prop
+            raise ToolDefinitionError(f"{cls.__name__}.{field.attr}: {exc}") from None
+        if isinstance(field.description, str):
+            prop["description"] = field.description
+        if not field.has_default:
+            required.append(field.key)
+        elif _is_json(field.default):
+            prop["default"] = field.default  # type: ignore[assignment]
+        properties[field.key] = prop
     schema: JSONObject = {
         "type": "object",
         "properties": properties,
@@ -77,14 +92,69 @@ def _object_schema(cls: type, seen: tuple[type, ...]) -> JSONObject:
     return schema
 
 
+def _is_json(value: object) -> bool:
+    if isinstance(value, _JSON_DEFAULT_TYPES):
+        return True
+    if isinstance(value, list):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+@attrs.frozen
+class _Field:
+    attr: str  # the attribute name (annotations are keyed by it)
+    key: str  # the JSON property name
+    type: object
+    has_default: bool
+    default: object
+    description: object
+
+
+def _fields(cls: type) -> list[_Field]:
+    if attrs.has(cls):
+        return [
+            _Field(
+                f.name,
+                f.alias or f.name,
+                f.type,
+                f.default is not attrs.NOTHING,
+                f.default,
+                f.metadata.get("description"),
+            )
+            for f in attrs.fields(cls)
+            if f.init
+        ]
+    return [
+        _Field(
+            f.name,
+            f.name,
+            f.type,
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING,
+            f.default,
+            f.metadata.get("description"),
+        )
+        for f in dataclasses.fields(cls)
+        if f.init
+    ]
+
+
 def _type_schema(tp: Any, seen: tuple[type, ...]) -> JSONObject:  # noqa: ANN401
+    if typing.get_origin(tp) is Annotated:
+        inner = _type_schema(tp.__origin__, seen)
+        for meta in tp.__metadata__:
+            if isinstance(meta, str):
+                inner["description"] = meta
+                break
+        return inner
     if tp in _SCALARS:
         return {"type": _SCALARS[tp]}
     if tp is type(None) or tp is None:
         return {"type": "null"}
     if tp is object or tp is Any:
         return {}
-    if isinstance(tp, type) and attrs.has(tp):
+    if is_structured_class(tp):
         return _object_schema(tp, seen)
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
@@ -115,4 +185,6 @@ def _type_schema(tp: Any, seen: tuple[type, ...]) -> JSONObject:  # noqa: ANN401
             "type": "object",
             "additionalProperties": _type_schema(args[1], seen) if args else {},
         }
-    raise ToolDefinitionError(f"type {tp!r} has no JSON Schema equivalent")
+    raise ToolDefinitionError(
+        f"type {tp!r} has no JSON Schema equivalent (supported: {SUPPORTED_TYPES})"
+    )

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
 
 import attrs
 
@@ -20,6 +21,8 @@ from ._errors import ToolDefinitionError
 from ._models import Content, JSONObject, JSONValue, ToolUse
 from ._permission_context import PermissionContext
 from ._rules import RuleBehavior
+from ._schema import schema_for_attrs
+from ._signature import FunctionSignature, read_signature
 
 __all__ = [
     "CallContext",
@@ -30,8 +33,10 @@ __all__ = [
     "ProgressSender",
     "Tool",
     "ToolOutput",
+    "check_tool_name",
     "function_tool",
     "is_mcp_tool",
+    "tool_schema",
 ]
 
 InputT = TypeVar("InputT")
@@ -129,6 +134,47 @@ class Tool(Generic[InputT]):
     is_mcp: bool = False
     """True for a tool served by an MCP server (a name starting ``mcp__`` counts too):
     a PostToolUse hook's ``updatedMCPToolOutput`` then replaces its output."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:  # noqa: ANN401
+        """Check what a subclass defines at class creation, so mistakes surface at once.
+
+        Raises:
+            ToolDefinitionError: an invalid ``name``, a synchronous ``call``, or
+                an ``input_type`` without a JSON Schema equivalent.
+        """
+        super().__init_subclass__(**kwargs)
+        label = cls.__dict__.get("name", cls.__name__)
+        if "name" in cls.__dict__:
+            check_tool_name(cls.__dict__["name"], f"{cls.__name__}.name")
+        call = cls.__dict__.get("call")
+        if call is not None and not inspect.iscoroutinefunction(call):
+            raise ToolDefinitionError(
+                f"tool {label!r}: {cls.__name__}.call must be a coroutine function "
+                "(write `async def call(self, input, ctx, progress)`)"
+            )
+        input_type = cls.__dict__.get("input_type")
+        if input_type is not None and cls.__dict__.get("input_schema", cls.input_schema) is None:
+            try:
+                schema_for_attrs(input_type)
+            except ToolDefinitionError as exc:
+                raise ToolDefinitionError(f"tool {label!r}: input_type: {exc}") from None
+
+    def to_api(self) -> JSONObject:
+        """The Messages API ``tools`` entry: ``{"name", "description", "input_schema"}``.
+
+        The schema is ``input_schema``, else the one derived from ``input_type``,
+        else any object (the same schema layer 1 validates against).
+
+        Raises:
+            ToolDefinitionError: the tool has no valid name, or its input type
+                has no JSON Schema equivalent.
+        """
+        name = check_tool_name(getattr(self, "name", None), repr(self))
+        return {
+            "name": name,
+            "description": self.description,
+            "input_schema": api_schema(tool_schema(self)),
+        }
 
     def is_concurrency_safe(self, input: InputT) -> bool:  # noqa: A002
         """Whether this call may run beside other safe calls.  Default: no."""
@@ -247,15 +293,65 @@ def is_mcp_tool(tool: Tool[Any]) -> bool:
     return bool(getattr(tool, "is_mcp", False)) or tool.name.startswith("mcp__")
 
 
+_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+def check_tool_name(name: object, where: str) -> str:
+    """Return ``name`` if the Messages API accepts it as a tool name.
+
+    Raises:
+        ToolDefinitionError: not a string of 1-64 letters, digits, ``_`` or ``-``.
+    """
+    if not isinstance(name, str) or not name:
+        raise ToolDefinitionError(
+            f"{where} has no name; give it one (a `name` class attribute, or "
+            "@function_tool(name=...)) of 1-64 letters, digits, '_' or '-'"
+        )
+    if not _NAME.fullmatch(name):
+        raise ToolDefinitionError(
+            f"tool name {name!r} ({where}) is not valid for the Messages API; use 1-64 "
+            "letters, digits, '_' or '-'"
+        )
+    return name
+
+
+def tool_schema(tool: Tool[Any]) -> JSONObject:
+    """The JSON Schema of a tool's input: ``input_schema``, else derived, else any object.
+
+    Raises:
+        ToolDefinitionError: ``input_type`` has no JSON Schema equivalent.
+    """
+    if tool.input_schema is not None:
+        return tool.input_schema
+    if tool.input_type is not None:
+        try:
+            return schema_for_attrs(tool.input_type)
+        except ToolDefinitionError as exc:
+            raise ToolDefinitionError(
+                f"tool {getattr(tool, 'name', '?')!r}: input_type: {exc}"
+            ) from None
+    return {"type": "object"}
+
+
+def api_schema(schema: JSONObject) -> JSONObject:
+    """``schema`` as sent to the model: without the ``$schema`` marker (it costs tokens)."""
+    return {k: v for k, v in schema.items() if k != "$schema"}
+
+
 def _is_block(value: object) -> bool:
     from ._models import ImageBlock, TextBlock
 
     return isinstance(value, (TextBlock, ImageBlock))
 
 
-ToolFunction: TypeAlias = Callable[[InputT, CallContext, ProgressSender], Awaitable[object]]
+ToolFunction: TypeAlias = Callable[..., Awaitable[object]]
+"""An async function :func:`function_tool` can make a tool of (see ``_signature``)."""
 RuleMatcher: TypeAlias = Callable[[str, InputT, RuleBehavior], bool]
 """``(content, input, behavior) -> bool``: whether a ``name(content)`` rule applies."""
+
+
+_CONTEXT_TYPES: Mapping[object, str] = {CallContext: "ctx", ProgressSender: "progress"}
+"""The annotations that mark a function's context and progress parameters."""
 
 
 class FunctionTool(Tool[InputT]):
@@ -268,7 +364,7 @@ class FunctionTool(Tool[InputT]):
 
     def __init__(
         self,
-        func: ToolFunction[InputT],
+        func: ToolFunction,
         *,
         name: str,
         input_type: type[InputT] | None,
@@ -280,13 +376,21 @@ class FunctionTool(Tool[InputT]):
         max_result_size_chars: float,
         aliases: tuple[str, ...],
         rule_matcher: RuleMatcher[InputT] | None = None,
+        signature: FunctionSignature | None = None,
     ) -> None:
         self._func = func
+        self._signature = signature or read_signature(
+            func,
+            tool_name=name,
+            input_type=input_type,
+            input_schema=input_schema,
+            context_types=_CONTEXT_TYPES,
+        )
         self.rule_matcher = rule_matcher
         self._concurrency_safe = concurrency_safe
         self.name = name
-        self.input_type = input_type
-        self.input_schema = input_schema
+        self.input_type = self._signature.input_type
+        self.input_schema = self._signature.input_schema
         self.description = description
         self.interrupt_behavior = interrupt_behavior
         self.cancels_siblings_on_error = cancels_siblings_on_error
@@ -312,28 +416,66 @@ class FunctionTool(Tool[InputT]):
         return self.rule_matcher(content, input, behavior)
 
     async def call(self, input: InputT, ctx: CallContext, progress: ProgressSender) -> object:  # noqa: A002
-        return await self._func(input, ctx, progress)
+        args, kwargs = self._signature.arguments(input, ctx, progress)
+        return await self._func(*args, **kwargs)
 
 
+@overload
+def function_tool(func: ToolFunction, /) -> Tool[Any]: ...
+
+
+@overload
 def function_tool(
+    func: None = None,
+    /,
     *,
     name: str | None = None,
-    input_type: type[InputT] | None = None,
+    input_type: type[Any] | None = None,
     input_schema: JSONObject | None = None,
     description: str | None = None,
-    concurrency_safe: bool | Callable[[InputT], bool] = False,
+    concurrency_safe: bool | Callable[[Any], bool] = False,
     interrupt_behavior: InterruptBehavior = "block",
     cancels_siblings_on_error: bool = False,
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
-    rule_matcher: RuleMatcher[InputT] | None = None,
-) -> Callable[[ToolFunction[InputT]], Tool[Any]]:
-    """Decorate ``async def f(input, ctx, progress)`` to make a :class:`Tool`.
+    rule_matcher: RuleMatcher[Any] | None = None,
+) -> Callable[[ToolFunction], Tool[Any]]: ...
 
-    The JSON Schema is derived from ``input_type`` (an attrs class) unless
-    ``input_schema`` is given; with neither, any JSON object is accepted and the
-    function receives the dict.  The name defaults to the function's name.  The
-    result is typed ``Tool[Any]`` so tools of different input types mix in one list.
+
+def function_tool(
+    func: ToolFunction | None = None,
+    /,
+    *,
+    name: str | None = None,
+    input_type: type[Any] | None = None,
+    input_schema: JSONObject | None = None,
+    description: str | None = None,
+    concurrency_safe: bool | Callable[[Any], bool] = False,
+    interrupt_behavior: InterruptBehavior = "block",
+    cancels_siblings_on_error: bool = False,
+    max_result_size_chars: float = 100_000,
+    aliases: tuple[str, ...] = (),
+    rule_matcher: RuleMatcher[Any] | None = None,
+) -> Tool[Any] | Callable[[ToolFunction], Tool[Any]]:
+    """Make a :class:`Tool` of an async function; use bare (``@function_tool``) or with options.
+
+    ::
+
+        @function_tool
+        async def weather(city: str, unit: Literal["C", "F"] = "C") -> str:
+            \"\"\"Today's weather in a city.\"\"\"
+
+    The input: with ``input_type`` (an attrs class or a dataclass) or
+    ``input_schema`` the function takes it as one parameter; without either,
+    a single parameter annotated with an attrs class or a dataclass is the
+    input type, a single ``dict`` parameter gets the whole object, and
+    otherwise each parameter is one input property whose JSON Schema comes
+    from its annotation (``Annotated[T, "text"]`` adds a description; a
+    default makes it optional).  A parameter annotated ``CallContext`` (or
+    named ``ctx``) gets the call's context, one annotated ``ProgressSender``
+    (or named ``progress``) the progress sender.  The name defaults to the
+    function's name, the description to its docstring.  The result is typed
+    ``Tool[Any]`` so tools of different input types mix in one list.
 
     ``rule_matcher(content, input, behavior)`` says whether a
     ``name(content)`` permission rule of ``behavior`` (``"allow"``, ``"ask"``
@@ -344,9 +486,12 @@ def function_tool(
     content never matches.
 
     Raises:
-        ToolDefinitionError: ``interrupt_behavior`` or ``max_result_size_chars``
-            is out of range, or ``rule_matcher`` cannot be called with
-            ``(content, input, behavior)``.
+        ToolDefinitionError: at definition time, naming the tool and the fix:
+            an invalid name, a function that is not ``async def``, parameters
+            that cannot take the input, an input type without a JSON Schema
+            equivalent, an out-of-range ``interrupt_behavior`` or
+            ``max_result_size_chars``, or a ``rule_matcher`` that cannot be
+            called with ``(content, input, behavior)``.
     """
     if interrupt_behavior not in ("cancel", "block"):
         raise ToolDefinitionError(
@@ -357,26 +502,47 @@ def function_tool(
     if rule_matcher is not None:
         _check_rule_matcher(rule_matcher)
 
-    def decorate(func: ToolFunction[InputT]) -> Tool[Any]:
-        if not inspect.iscoroutinefunction(func):
+    def decorate(func: ToolFunction) -> Tool[Any]:
+        label = name or getattr(func, "__name__", None) or repr(func)
+        if not callable(func):
             raise ToolDefinitionError(
-                f"@function_tool needs an async function; {getattr(func, '__name__', func)!r} "
-                "is not (write `async def`)"
+                f"@function_tool decorates an async function, not {type(func).__name__} {func!r}"
             )
-        return FunctionTool(
+        if not inspect.iscoroutinefunction(func):
+            kind = "an async generator" if inspect.isasyncgenfunction(func) else "not"
+            raise ToolDefinitionError(
+                f"@function_tool needs an async function; {label!r} is {kind} "
+                "(write `async def` and return the result)"
+            )
+        given = name if name is not None else getattr(func, "__name__", None)
+        tool_name = check_tool_name(given, f"tool {label!r}")
+        signature = read_signature(
             func,
-            name=name or func.__name__,
+            tool_name=tool_name,
             input_type=input_type,
             input_schema=input_schema,
-            description=description if description is not None else (func.__doc__ or "").strip(),
+            context_types=_CONTEXT_TYPES,
+        )
+        doc = inspect.cleandoc(func.__doc__ or "")
+        tool: Tool[Any] = FunctionTool(
+            func,
+            name=tool_name,
+            input_type=input_type,
+            input_schema=input_schema,
+            description=description if description is not None else doc,
             concurrency_safe=concurrency_safe,
             interrupt_behavior=interrupt_behavior,
             cancels_siblings_on_error=cancels_siblings_on_error,
             max_result_size_chars=max_result_size_chars,
             aliases=tuple(aliases),
             rule_matcher=rule_matcher,
+            signature=signature,
         )
+        tool_schema(tool)  # an input type without a JSON Schema equivalent fails here, not later
+        return tool
 
+    if func is not None:
+        return decorate(func)
     return decorate
 
 

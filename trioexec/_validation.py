@@ -33,9 +33,8 @@ except ImportError:  # pragma: no cover - a platform without a wheel: the refere
 
 from ._errors import ToolDefinitionError
 from ._models import JSONObject, JSONValue
-from ._schema import schema_for_attrs
 from ._texts import tool_use_error
-from ._tool import Tool
+from ._tool import Tool, check_tool_name, tool_schema
 
 __all__ = ["CompiledTool", "InputError", "compile_tool", "input_error_text"]
 
@@ -106,8 +105,8 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
     """Compile a tool's schema into a validator.
 
     Raises:
-        ToolDefinitionError: no name, no schema and no attrs input type, or an
-            invalid schema.
+        ToolDefinitionError: no valid name, an input type without a JSON
+            Schema equivalent, or an invalid schema.
     """
     if isinstance(tool, type):
         raise ToolDefinitionError(
@@ -118,15 +117,8 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
             f"expected a Tool instance (a Tool subclass or @function_tool), "
             f"got {type(tool).__name__} {tool!r}"
         )
-    name = getattr(tool, "name", None)
-    if not isinstance(name, str) or not name:
-        raise ToolDefinitionError(f"{tool!r} has no name")
-    schema = tool.input_schema
-    if schema is None:
-        if tool.input_type is None:
-            schema = {"type": "object"}
-        else:
-            schema = schema_for_attrs(tool.input_type)
+    name = check_tool_name(getattr(tool, "name", None), f"{type(tool).__name__} {tool!r}")
+    schema = tool_schema(tool)
     dangling = _dangling_refs(schema)
     if dangling:
         raise ToolDefinitionError(

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec.tools import BashInput, BashTool, is_read_only_command, split_command
-from trioexec.tools._bash_classifier import Word, stays_in_working_directory
+from trioexec.tools import BashInput, BashTool, is_read_only_command
+from trioexec.tools._bash_classifier import Word, split_command, stays_in_working_directory
 
 SAFE = [
     "ls",

@@ -23,6 +23,7 @@ from trioexec import (
 )
 from trioexec._format_error import format_tool_error
 from trioexec._validation import compile_tool
+from trioexec.lowlevel import live_group_members
 from trioexec.tools import (
     BashInput,
     BashProgress,
@@ -30,7 +31,6 @@ from trioexec.tools import (
     ShellError,
     ShellSpawnError,
     ShellTimeoutError,
-    live_group_members,
 )
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import trioexec.tools
-from trioexec import ToolRegistry, ToolUse, partition_tool_calls
+from trioexec import ToolRegistry, ToolUse
+from trioexec.lowlevel import partition_tool_calls
 from trioexec.tools import (
     BashTool,
     EditTool,

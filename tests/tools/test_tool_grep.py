@@ -11,8 +11,9 @@ import pytest
 import trio
 from tool_harness import tool_context, validate_and_call
 
-from trioexec import PermissionContext, ToolUse, run_tools
+from trioexec import ToolUse, run_tools
 from trioexec._validation import compile_tool
+from trioexec.permissions import PermissionContext
 from trioexec.tools import GrepInput, GrepTool, _grep
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ async def test_context_lines_and_group_separators(tree: Path) -> None:
 
 async def test_count_mode(tree: Path) -> None:
     assert await grep(tree, pattern="o", output_mode="count", glob="*.txt") == (
-        "b.txt:2\n\nFound 2 matching lines across 1 file."
+        "b.txt:2\n\nFound 2 total occurrences across 1 file."
     )
 
 
@@ -93,13 +94,21 @@ async def test_multiline_patterns_span_lines(tree: Path) -> None:
     assert await grep(tree, pattern=r"import os\n#", path="a.py") == "No files found"
 
 
-async def test_head_limit(tree: Path) -> None:
-    out = await grep(tree, pattern="TODO", head_limit=1)
-    assert out == (
-        "Found 3 files\nsrc/d.js\n\n(Showing the first 1 of 3 files; raise head_limit or "
-        "narrow the search to see more.)"
+async def test_head_limit_and_offset_say_what_they_cut(tree: Path) -> None:
+    assert await grep(tree, pattern="TODO", head_limit=1) == "Found 1 file limit: 1\nsrc/d.js"
+    assert await grep(tree, pattern="TODO", head_limit=1, offset=1) == (
+        "Found 1 file limit: 1, offset: 1\nsrc/c.py"
     )
-    assert (await grep(tree, pattern="TODO", head_limit=0)).startswith("Found 3 files")
+    unlimited = await grep(tree, pattern="TODO", head_limit=0)
+    assert unlimited == "Found 3 files\nsrc/d.js\nsrc/c.py\na.py"
+    assert await grep(tree, pattern="TODO", output_mode="content", head_limit=2) == (
+        "a.py:2:# TODO: fix\nsrc/c.py:2:    pass  # TODO\n\n"
+        "[Showing results with pagination = limit: 2]"
+    )
+    assert await grep(tree, pattern="TODO", output_mode="count", head_limit=1, offset=1) == (
+        "src/c.py:1\n\nFound 1 total occurrence across 1 file. "
+        "with pagination = limit: 1, offset: 1"
+    )
 
 
 async def test_binary_files_and_vcs_directories_are_skipped(tree: Path) -> None:
@@ -132,9 +141,15 @@ async def test_the_root_cannot_be_left(
         f"Path {outside} is outside the workspace root {tree}; "
         "only files under the workspace root can be used."
     )
-    # A symlink inside the root that leads out of it is not read.
+    # A symlink inside the root that leads out of it is not read, even when named.
     assert "link.txt" not in await grep(tree, root=tree, pattern="secret")
-    assert "link.txt" in await grep(tree, pattern="secret")
+    named = await grep(tree, root=tree, pattern="secret", path="link.txt")
+    assert named.startswith("Path link.txt is outside the workspace root")
+    # Without a root it is read when named; a directory walk never follows symlinks (as rg).
+    assert "link.txt" not in await grep(tree, pattern="secret")
+    assert await grep(tree, pattern="secret", path="link.txt") == (
+        f"Found 1 file\n{outside / 'secret.txt'}"
+    )
 
 
 def test_schema_uses_claude_code_field_names() -> None:
@@ -147,7 +162,11 @@ def test_schema_uses_claude_code_field_names() -> None:
 
 def test_input_reading_applies_defaults_and_context() -> None:
     parsed = GrepInput.from_json({"pattern": "p", "-C": 2, "-A": 5})
-    assert (parsed.before, parsed.after) == (2, 5)
+    assert (parsed.before, parsed.after) == (2, 2)  # -C wins over -A / -B, as in Claude Code
+    parsed = GrepInput.from_json({"pattern": "p", "context": 1, "-C": 2, "-B": 3})
+    assert (parsed.before, parsed.after) == (1, 1)
+    parsed = GrepInput.from_json({"pattern": "p", "-A": 5})
+    assert (parsed.before, parsed.after) == (0, 5)
     assert parsed.output_mode == "files_with_matches"
     assert parsed.line_numbers is True
 

@@ -14,6 +14,7 @@ answer is data, so a test can script a whole turn and run it on
 
 from __future__ import annotations
 
+from .. import _util
 from .._scenario._load import ScenarioError as ScenarioError
 from .._scenario._load import load_scenario as load_scenario
 from .._scenario._load import parse_scenario as parse_scenario
@@ -51,3 +52,5 @@ __all__ = [
     "scripted_tool",
     "trace_events",
 ]
+
+_util.fixup_module_metadata(__name__, globals())

@@ -6,9 +6,7 @@ workspace root the file tools refuse to leave.  It does not sandbox Bash.
 
 from __future__ import annotations
 
-from .._process import ProcessResult as ProcessResult
-from .._process import live_group_members as live_group_members
-from .._process import run_process_group as run_process_group
+from .. import _util
 from ._base import FileToolError as FileToolError
 from ._base import PathTool as PathTool
 from ._bash import BashInput as BashInput
@@ -18,7 +16,6 @@ from ._bash import ShellError as ShellError
 from ._bash import ShellSpawnError as ShellSpawnError
 from ._bash import ShellTimeoutError as ShellTimeoutError
 from ._bash_classifier import is_read_only_command as is_read_only_command
-from ._bash_classifier import split_command as split_command
 from ._bash_classifier import stays_in_working_directory as stays_in_working_directory
 from ._defaults import default_tools as default_tools
 from ._edit import EditInput as EditInput
@@ -46,7 +43,6 @@ __all__ = [
     "GrepTool",
     "OutsideRootError",
     "PathTool",
-    "ProcessResult",
     "ReadInput",
     "ReadTool",
     "ShellError",
@@ -56,8 +52,7 @@ __all__ = [
     "WriteTool",
     "default_tools",
     "is_read_only_command",
-    "live_group_members",
-    "run_process_group",
-    "split_command",
     "stays_in_working_directory",
 ]
+
+_util.fixup_module_metadata(__name__, globals())

@@ -1,4 +1,10 @@
-"""The ``Glob`` tool: find files by name pattern, newest first."""
+"""The ``Glob`` tool: find files by name pattern, newest first.
+
+The files searched are ripgrep's selection (:mod:`._ignore`): ignored and
+hidden files are left out unless the pattern names them.  With an ``rg``
+binary available the listing comes from ``rg --files`` (:mod:`._ripgrep`);
+the answer is the same either way.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +20,11 @@ import trio
 
 from .._tool import PermissionResult
 from ._base import FileToolError, PathTool
-from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic, walk_files
+from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic
+from ._ignore import FileSelection, is_hidden_pattern, walk_selected
 from ._paths import OutsideRootError, display_path, resolve_path, resolve_sync
 from ._responses import Reported, glob_response
+from ._ripgrep import RipgrepChoice, rg_files, ripgrep_binary
 
 if TYPE_CHECKING:
     from .._tool import CallContext, ProgressSender
@@ -48,13 +56,21 @@ class _Search:
     base: Path
     regex: re.Pattern[str]
     max_depth: int | None
+    hidden: bool
+    """The pattern names hidden entries (``.github/*``, ``**/.env``), so they are searched."""
 
 
 class GlobTool(PathTool[GlobInput]):
     """Find files whose path (relative to ``path``) matches a glob.
 
     Concurrency-safe; an interrupt cancels it.  The walk runs in a worker
-    thread that checks for cancellation every few hundred entries.
+    thread that checks for cancellation every few hundred entries (or in an
+    ``rg`` subprocess, killed on cancellation).
+
+    Args:
+        root: the workspace root (see :class:`PathTool`).
+        ripgrep: ``True`` (default) lists files with an ``rg`` binary when one
+            is found, ``False`` never does, a string is the binary to use.
     """
 
     name = "Glob"
@@ -65,6 +81,10 @@ class GlobTool(PathTool[GlobInput]):
     )
     input_type = GlobInput
     path_key = "path"
+
+    def __init__(self, root: Path | str | None = None, *, ripgrep: RipgrepChoice = True) -> None:
+        super().__init__(root)
+        self.ripgrep = ripgrep
 
     def is_concurrency_safe(self, input: GlobInput) -> bool:  # noqa: A002
         return True
@@ -112,7 +132,16 @@ class GlobTool(PathTool[GlobInput]):
         """
         started = time.monotonic()
         searches, cwd = await self._plan(input, ctx)
-        text = await trio.to_thread.run_sync(functools.partial(_run, searches, cwd))
+        rg = ripgrep_binary(self.ripgrep)
+        listings: list[list[str] | None] = []
+        for search in searches:
+            listed = None
+            if rg is not None:
+                listed = await rg_files(
+                    rg, search.base, hidden=search.hidden, max_depth=search.max_depth
+                )
+            listings.append(listed)
+        text = await trio.to_thread.run_sync(functools.partial(_run, searches, listings, cwd))
         took = round((time.monotonic() - started) * 1000)
         response = glob_response(
             text, no_files=NO_FILES, truncated_note=TRUNCATED_NOTE, duration_ms=took
@@ -169,25 +198,37 @@ def _search_for(pattern: str, base: Path, root: Path | None, original: str) -> _
         raise FileToolError(f"Invalid glob pattern {original!r}: {exc}") from None
     components = [p for p in rest.split("/") if p not in ("", ".")]
     depth = None if "**" in components else len(components)
-    return _Search(search_base, compiled, depth)
+    return _Search(search_base, compiled, depth, is_hidden_pattern(rest))
 
 
-def _run(searches: list[_Search], cwd: Path) -> str:
+def _run(searches: list[_Search], listings: list[list[str] | None], cwd: Path) -> str:
     found: dict[str, float] = {}
-    for search in searches:
+    for search, listed in zip(searches, listings, strict=True):
         if not search.base.is_dir():
             continue
-        for rel, entry in walk_files(search.base, max_depth=search.max_depth):
-            if search.regex.fullmatch(rel):
-                try:
-                    mtime = entry.stat().st_mtime
-                except OSError:
-                    continue
-                found.setdefault(display_path(Path(entry.path), cwd), mtime)
+        for path in _matching(search, listed):
+            try:
+                mtime = os.stat(path, follow_symlinks=False).st_mtime
+            except OSError:
+                continue
+            found.setdefault(display_path(Path(path), cwd), mtime)
     if not found:
         return NO_FILES
-    ordered = sorted(found, key=lambda p: (-found[p], p))
+    ordered = sorted(found, key=lambda p: (-found[p], p))  # newest first, after filtering
     lines = ordered[:MAX_RESULTS]
     if len(ordered) > MAX_RESULTS:
         lines.append(TRUNCATED_NOTE)
     return "\n".join(lines)
+
+
+def _matching(search: _Search, listed: list[str] | None) -> list[str]:
+    """Absolute paths of the selected files whose relative path the pattern matches."""
+    base = os.fspath(search.base)
+    if listed is not None:
+        return [os.path.join(base, rel) for rel in listed if search.regex.fullmatch(rel)]
+    selection = FileSelection.for_base(search.base, hidden=search.hidden)
+    return [
+        entry.path
+        for rel, entry in walk_selected(selection, max_depth=search.max_depth)
+        if search.regex.fullmatch(rel)
+    ]

@@ -110,34 +110,32 @@ def glob_response(text: str, *, no_files: str, truncated_note: str, duration_ms:
     }
 
 
-_FOUND_FILES = re.compile(r"Found \d+ files?")
-_COUNT_SUMMARY = re.compile(r"\n\nFound (\d+) matching lines? across \d+ files?\.\Z")
-_LIMIT_NOTE = re.compile(r"\n\n\(Showing the first \d+ of \d+ [a-z]+; [^\n]*\)\Z")
+_FOUND_FILES = re.compile(r"Found \d+ files?( .*)?")
+_COUNT_SUMMARY = re.compile(
+    r"\n\nFound (\d+) total occurrences? across \d+ files?\.( with pagination = .*)?\Z"
+)
+_PAGINATION_NOTE = re.compile(r"\n\n\[Showing results with pagination = [^\n]*\]\Z")
 
 
 def grep_response(text: str, mode: str) -> JSONObject:
     """Grep's ``{mode, numFiles, filenames, content?, numLines?, numMatches?}`` from its text."""
-    if text in ("No files found", "No matches found"):
-        empty: JSONObject = {"mode": mode, "numFiles": 0, "filenames": []}
-        if mode == "content":
-            empty.update(content="", numLines=0)
-        elif mode == "count":
-            empty["numMatches"] = 0
-        return empty
-    matches = 0
-    if mode == "count":
-        summary = _COUNT_SUMMARY.search(text)
-        if summary is not None:
-            matches = int(summary.group(1))
-            text = text[: summary.start()]
-    body = _LIMIT_NOTE.sub("", text)
-    lines = body.split("\n") if body else []
     if mode == "files_with_matches":
+        lines = [] if text == "No files found" else text.split("\n")
         names: list[JSONValue] = [
             line for line in lines if line and not _FOUND_FILES.fullmatch(line)
         ]
         return {"mode": mode, "numFiles": len(names), "filenames": names}
     if mode == "count":
-        names = [line.rpartition(":")[0] for line in lines if line]
+        matches = 0
+        summary = _COUNT_SUMMARY.search(text)
+        if summary is not None:
+            matches = int(summary.group(1))
+            text = text[: summary.start()]
+        entries = [] if text == "No matches found" else [e for e in text.split("\n") if e]
+        names = [entry.rpartition(":")[0] for entry in entries]
         return {"mode": mode, "numFiles": len(names), "filenames": names, "numMatches": matches}
+    body = _PAGINATION_NOTE.sub("", text)
+    if body == "No matches found":
+        body = ""
+    lines = body.split("\n") if body else []
     return {"mode": mode, "numFiles": 0, "filenames": [], "content": body, "numLines": len(lines)}

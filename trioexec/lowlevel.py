@@ -1,0 +1,37 @@
+"""The building blocks the runners are made of, for rebuilding parts of the pipeline.
+
+Partitioning (:func:`partition_tool_calls`), the guard's two halves around a
+call (:func:`authorize_call`, :func:`after_call`), schemas for attrs input
+types, and the process-group runner the Bash tool uses.
+"""
+
+from __future__ import annotations
+
+from . import _util
+from ._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
+from ._guard import PostToolUseVerdict as PostToolUseVerdict
+from ._guard import PreToolUseVerdict as PreToolUseVerdict
+from ._guard import after_call as after_call
+from ._guard import authorize_call as authorize_call
+from ._models import Batch as Batch
+from ._partition import partition_tool_calls as partition_tool_calls
+from ._process import ProcessResult as ProcessResult
+from ._process import live_group_members as live_group_members
+from ._process import run_process_group as run_process_group
+from ._schema import schema_for_attrs as schema_for_attrs
+
+__all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
+    "Batch",
+    "PostToolUseVerdict",
+    "PreToolUseVerdict",
+    "ProcessResult",
+    "after_call",
+    "authorize_call",
+    "live_group_members",
+    "partition_tool_calls",
+    "run_process_group",
+    "schema_for_attrs",
+]
+
+_util.fixup_module_metadata(__name__, globals())

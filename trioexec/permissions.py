@@ -1,0 +1,34 @@
+"""Permission rules, modes and the permission chain (SPEC §6).
+
+:class:`PermissionContext` holds the ``allow`` / ``ask`` / ``deny`` rules and
+the mode; :func:`check_permission_chain` decides one call the way
+:class:`~trioexec.GuardRails` does.  The matchers are for your own tools'
+``match_rule_content``, which is told the rule's :data:`RuleBehavior`.
+"""
+
+from __future__ import annotations
+
+from . import _util
+from ._permission_context import PermissionContext as PermissionContext
+from ._permission_context import PermissionMode as PermissionMode
+from ._permission_context import PermissionModeName as PermissionModeName
+from ._permissions import check_permission_chain as check_permission_chain
+from ._rules import PermissionRule as PermissionRule
+from ._rules import RuleBehavior as RuleBehavior
+from ._rules import match_bash_rule as match_bash_rule
+from ._rules import match_path_rule as match_path_rule
+from ._rules import split_bash_command as split_bash_command
+
+__all__ = [
+    "PermissionContext",
+    "PermissionMode",
+    "PermissionModeName",
+    "PermissionRule",
+    "RuleBehavior",
+    "check_permission_chain",
+    "match_bash_rule",
+    "match_path_rule",
+    "split_bash_command",
+]
+
+_util.fixup_module_metadata(__name__, globals())
