@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,23 +16,30 @@ if TYPE_CHECKING:
     import pytest
 
 
+_RUN_MARK = f"TRIOEXEC_DEMO_TEST_RUN={uuid.uuid4().hex}".encode()
+"""Put in this process's environment, so the demo's processes inherit it: processes of
+demos run by anything else on the machine (another test run) are never counted."""
+
+
 def _demo_sleep_processes() -> set[int]:
-    """Live ``sleep 30`` processes started in a demo workspace (other runs are ignored)."""
+    """Live ``sleep 30`` processes started by a demo of this test run (others are ignored)."""
     found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
-            cwd = os.readlink(entry / "cwd")
+            environ = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if cmdline.split(b"\0")[:2] == [b"sleep", b"30"] and "trioexec-demo-" in cwd:
+        if cmdline.split(b"\0")[:2] == [b"sleep", b"30"] and _RUN_MARK in environ.split(b"\0"):
             found.add(int(entry.name))
     return found
 
 
-def test_demo_json_answers_every_call_in_order() -> None:
+def test_demo_json_answers_every_call_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    name, _, value = _RUN_MARK.decode().partition("=")
+    monkeypatch.setenv(name, value)
     before = _demo_sleep_processes()
     out = io.StringIO()
     assert run_demo(as_json=True, out=out) == 0

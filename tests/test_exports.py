@@ -13,6 +13,7 @@ import pytest
 
 PUBLIC_PACKAGES = [
     "trioexec",
+    "trioexec.anthropic",
     "trioexec.hooks",
     "trioexec.lowlevel",
     "trioexec.mcp",
@@ -25,6 +26,7 @@ PUBLIC_PACKAGES = [
 # ``from __future__ import annotations``.
 ALLOWED_EXTRA = {
     "annotations",
+    "anthropic",
     "hooks",
     "lowlevel",
     "mcp",

@@ -22,6 +22,7 @@ from trioexec import (
     ToolUse,
     function_tool,
 )
+from trioexec._bash_rules import match_bash_rule
 from trioexec._guard import (
     GuardRails,
     PostToolUseVerdict,
@@ -32,13 +33,13 @@ from trioexec._guard import (
 from trioexec._hook_output import HookBlockingError, HookOutput
 from trioexec._hooks import HookInput, HookSet, PythonHook
 from trioexec._permission_context import PermissionContext
-from trioexec._rules import RuleBehavior, match_bash_rule
 from trioexec._texts import REJECT_MESSAGE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from trioexec._models import JSONValue
+    from trioexec._rules import RuleBehavior
     from trioexec._tool import RuleMatcher
 
 Input = dict[str, Any]

@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "trioexec"
 PURE = [
     "trioexec._call",
     "trioexec._errors",
+    "trioexec._gate",
     "trioexec._hook_output",
     "trioexec._models",
     "trioexec._partition",

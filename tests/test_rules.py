@@ -8,12 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec._rules import (
-    PermissionRule,
-    match_bash_rule,
-    match_path_rule,
-    split_bash_command,
-)
+from trioexec._bash_rules import match_bash_rule
+from trioexec._path_rules import match_path_rule
+from trioexec._rules import PermissionRule
+from trioexec._shell_syntax import split_bash_command
 
 # --- parsing ------------------------------------------------------------------------------
 
@@ -330,7 +328,6 @@ def test_comment_does_not_stop_an_allow_rule() -> None:
         "exec -a name rm x",
         "/bin/rm x",
         "X=1 >out rm x",
-        "2>/dev/null rm x",
         "bash -c 'rm x'",
         "eval 'rm x'",
         "$CMD x",
@@ -345,6 +342,12 @@ def test_deny_rule_sees_through_quotes_and_wrappers(command: str) -> None:
     assert match_bash_rule("rm:*", command, behavior="deny")
     assert match_bash_rule("rm:*", command, behavior="ask")
     assert not match_bash_rule("rm:*", command)
+
+
+def test_a_redirection_is_checked_on_its_own_not_as_part_of_the_command_text() -> None:
+    assert match_bash_rule("rm:*", "2>/dev/null rm x", behavior="deny")
+    assert match_bash_rule("rm:*", "2>/dev/null rm x")  # /dev/null is no write
+    assert not match_bash_rule("rm:*", "2>../log rm x")
 
 
 @pytest.mark.parametrize("command", ["ls; echo rm", "grep rm file", "timeout 5 echo rm"])

@@ -18,7 +18,7 @@ import trio
 
 from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore, new_run_core
 from ._errors import ConfigurationError
-from ._groups import single_exception
+from ._groups import unwrap_single
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import group_safe_runs
 from ._tool import ContextState, Tool
@@ -125,33 +125,18 @@ async def run_tools(
         observers=observers,
         grace_period=grace_period,
     )
-    try:
+    async with core.open_run():
         calls = _admit(core, tool_uses)
         # Calls answered at admission (refused ids) never run: no batch, no barrier.
         runnable = [call for call in calls if call.state == "queued"]
         batches = group_safe_runs([(call, call.safe) for call in runnable])
         limiter = trio.CapacityLimiter(core.max_concurrency)
-        async with trio.open_nursery() as watchdog:
-            watchdog.start_soon(core.watch_unresponsive)
-            with core.turn_scope, core.sibling_scope:
-                for _, batch in batches:
-                    if core.blocked_reason() is not None:
-                        break
-                    await _run_batch(core, batch, limiter)
-                    core.apply_pending_modifiers()
-            watchdog.cancel_scope.cancel(reason="run finished")
-    except BaseExceptionGroup as group:
-        only = single_exception(group)
-        if only is None:
-            raise
-        raise only from None
-    finally:
-        # Whatever ended the run, every call gets its answer (I1).
-        try:
-            core.answer_unstarted(core.blocked_reason() or "user_interrupted")
-            core.apply_pending_modifiers()
-        finally:
-            core.close()
+        with unwrap_single(), core.turn_scope, core.sibling_scope:
+            for _, batch in batches:
+                if core.blocked_reason() is not None:
+                    break
+                await _run_batch(core, batch, limiter)
+                core.apply_pending_modifiers()
     return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
 
 

@@ -1,84 +1,74 @@
-"""The machinery shared by the batch path and the streaming executor.
+"""The run core: one coordinator shared by the batch path and the streaming executor.
 
-One :class:`RunCore` per ``run_tools`` call or streaming executor.  It owns the
-calls and their states (``queued -> executing -> completed -> released``), the
-ordered gate, the sibling-cascade record, the interrupt/abort/discard
-handling and the synthetic answers.  It never awaits: the front ends own the
-nurseries and the scopes, and call into the core at every state change.
+One :class:`RunCore` per ``run_tools`` call or streaming executor.  It admits
+calls (:meth:`RunCore.new_call`), applies the start rule, runs each call's
+lifecycle in the call's own scope (:meth:`RunCore.run_call`), records answers
+and releases them through the ordered gate.  Its parts live next door:
 
-Scopes, outermost first::
+- ``_call``: the call record and its states;
+- ``_gate``: which completed calls may leave now (:class:`OrderedGate`);
+- ``_cancel``: the turn and sibling scopes, why calls are stopped, the
+  synthetic answers and the grace watchdog.
 
-    turn scope       (Turn.abort)            one per run, registered with the Turn
-      sibling scope  (cascading tool error)  one per run, child of the turn scope
-        nursery      (one per batch / one per streaming run)
-          call scope (Turn.interrupt)        one per call
+:meth:`RunCore.open_run` is the frame both front ends run inside: the nursery
+outside the run's scopes, the unwrapping of a lone exception, the promise
+that every call is answered, and the detach from the turn.  Apart from
+:meth:`~RunCore.run_call` and :meth:`~RunCore.open_run` nothing here awaits:
+the front ends call into the core at every state change.
 """
 
 from __future__ import annotations
 
 import contextlib
-import heapq
 import logging
-import math
 import pathlib
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 
-from ._call import (
-    Call,
-    CallOutcome,
-    error_outcome,
-    id_problem,
-    unknown_tool_outcome,
+from ._call import Call, CallOutcome, error_outcome, id_problem, unknown_tool_outcome
+from ._cancel import (
+    DEFAULT_GRACE_PERIOD,
+    NEVER_STARTED_BATCH,
+    NEVER_STARTED_STREAMING,
+    Cancellation,
+    GraceWatchdog,
+    cancel_at_end_of_instant,
 )
 from ._concurrency import resolve_max_concurrency
 from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
-from ._groups import exception_name, is_cancellation, split_cancelled
+from ._gate import OrderedGate, ResultOrder
+from ._groups import exception_name, is_cancellation, is_only, single_exception, split_cancelled
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._registry import ToolRegistry
-from ._texts import (
-    CANCEL_MESSAGE,
-    REJECT_MESSAGE,
-    STREAMING_FALLBACK_MESSAGE,
-    describe_tool_use,
-    sibling_error_message,
-    tool_use_error,
-)
-from ._turn import Turn, cancel_at_end_of_instant
+from ._texts import tool_use_error
+from ._turn import Turn
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
     from pathlib import Path
 
     from ._events import Observer
     from ._guard import GuardRails
     from ._tool import ContextModifier, ContextState, Tool
 
-__all__ = [
-    "DEFAULT_GRACE_PERIOD",
-    "Call",
-    "RunCore",
-]
+__all__ = ["DEFAULT_GRACE_PERIOD", "Call", "ResultOrder", "RunCore", "new_run_core"]
 
 logger = logging.getLogger("trioexec")
 
-DEFAULT_GRACE_PERIOD = 5.0
-"""Seconds a cancelled call may keep running before it is answered on its behalf."""
-
-ResultOrder: TypeAlias = Literal["arrival", "completion"]
-
 
 class RunCore:
-    """Calls, the ordered gate, and every cancellation rule of one run."""
+    """Admission, the start rule, answers and release for the calls of one run."""
 
     def __init__(
         self,
         registry: ToolRegistry,
         *,
         env: CallEnv,
+        turn: Turn,
         context: ContextState,
         max_concurrency: int,
         result_order: ResultOrder,
@@ -87,42 +77,92 @@ class RunCore:
         defer_modifiers: bool,
         grace_period: float | None = DEFAULT_GRACE_PERIOD,
     ) -> None:
+        if grace_period is not None and not grace_period >= 0:
+            raise ConfigurationError(f"grace_period must be >= 0 or None, not {grace_period!r}")
         self.registry = registry
         self.env = env
-        self.turn = env.turn
+        self.turn = turn
         self.observers: ObserverSet = env.observers
         self.context: ContextState = context
         self.max_concurrency = max_concurrency
-        self.result_order = result_order
-        self.never_started_text = never_started_text
-        self.defer_modifiers = defer_modifiers
-        if grace_period is not None and not grace_period >= 0:
-            raise ConfigurationError(f"grace_period must be >= 0 or None, not {grace_period!r}")
-        self.grace_period = grace_period
-        self._watch_scope: trio.CancelScope | None = None
+        self.gate = OrderedGate(result_order, defer_modifiers=defer_modifiers)
+        self.cancellation = Cancellation(never_started_text)
+        self.watchdog = GraceWatchdog(grace_period, self._answer_overdue)
         self.calls: list[Call] = []
         self.released: list[ResultUpdate] = []
         self.in_progress: set[str] = set()
         self.stop_reason: str | None = None
-        self.discarded = False
-        self.turn_scope = trio.CancelScope()
-        self.sibling_scope = trio.CancelScope()
-        self.pending_modifiers: list[tuple[int, ContextModifier]] = []
         self._send = send
         self._executing: set[Call] = set()
         self._ids: set[str] = set()
         self._executing_unsafe = 0
         self._executing_blocking = 0  # executing calls whose tool does not stop on interrupt
-        self._next_release = 0
-        self._completed_heap: list[int] = []  # completion order: completed, not released
-        self._first_unanswered = 0  # completion order: no call before it is unanswered
         self._unsafe_running: int | None = None  # index of the executing unsafe call
         self._next_start = 0
-        self._cascade: tuple[float, int, str] | None = None
-        self._cause: CancelReason | None = None
         self._interruptible = False
         self.on_settled: Callable[[], None] = _nothing
         self.turn._attach(self)  # the run/turn handshake
+
+    @property
+    def turn_scope(self) -> trio.CancelScope:
+        """The outermost scope around the run's calls (the turn's abort cancels it)."""
+        return self.cancellation.turn_scope
+
+    @property
+    def sibling_scope(self) -> trio.CancelScope:
+        """The child of the turn scope that a cascade or a discard cancels."""
+        return self.cancellation.sibling_scope
+
+    @property
+    def discarded(self) -> bool:
+        """The attempt was abandoned: nothing is released any more."""
+        return self.cancellation.discarded
+
+    # ------------------------------------------------------------------ the run
+
+    @asynccontextmanager
+    async def open_run(self) -> AsyncIterator[trio.Nursery]:
+        """The frame of one run, for both front ends.
+
+        Yields a nursery outside the run's turn and sibling scopes: the grace
+        watchdog runs there if a call ever has to be watched, and the
+        streaming executor hosts its calls' task there.  The caller enters
+        the two scopes itself (in the task that owns the calls' nursery).
+
+        On the way out, whatever ended the run, every call gets its answer
+        (calls that never started are answered as such), deferred context
+        modifiers are applied and the run detaches from its turn.  A group
+        holding nothing but the body's own exception re-raises that
+        exception as raised; a group holding a single exception (a tool's
+        ``KeyboardInterrupt``) raises it unwrapped.
+
+        On cancellation from outside, the calls are cancelled with the rest of
+        the nursery, answered, and ``Cancelled`` propagates.
+        """
+        body_error: BaseException | None = None
+        try:
+            async with trio.open_nursery() as nursery:
+                self.watchdog.nursery = nursery
+                try:
+                    yield nursery
+                except BaseException as exc:
+                    body_error = exc
+                    raise
+        except BaseExceptionGroup as group:
+            if body_error is not None and is_only(body_error, group):
+                raise body_error from None  # the body's own exception, exactly as raised
+            only = single_exception(group) if body_error is None else None
+            if only is None:
+                raise
+            raise only from None
+        finally:
+            self.watchdog.nursery = None
+            try:
+                if not self.discarded:  # a discarded attempt answers nothing for real
+                    self.answer_unstarted(self.blocked_reason() or "user_interrupted")
+                self.apply_pending_modifiers()
+            finally:
+                self.turn._detach(self)  # the run/turn handshake
 
     # ------------------------------------------------------------------ calls
 
@@ -166,13 +206,7 @@ class RunCore:
 
     def blocked_reason(self) -> CancelReason | None:
         """Why no new call may start now (None: calls may start)."""
-        if self.discarded:
-            return "streaming_fallback"
-        if self.turn.interrupted or self.turn.aborted:
-            return "user_interrupted"
-        if self._cascade is not None:
-            return "sibling_error"
-        return None
+        return self.cancellation.blocked_reason(turn_interrupted=self.turn.interrupted)
 
     def can_start(self, call: Call) -> bool:
         """SPEC §3 start rule plus the concurrency limit."""
@@ -247,7 +281,7 @@ class RunCore:
                 raise cancelled from None
             # Not an Exception (KeyboardInterrupt, SystemExit, ...): the run stops;
             # its siblings are answered as interrupted, never as a sibling error.
-            self._mark_executing("user_interrupted")
+            self._stop_executing("user_interrupted")
             self.complete(call, _raised_outcome(call, exc), cascade=False)
             raise
         if outcome is None:
@@ -261,8 +295,8 @@ class RunCore:
         if call.returned is not None:
             self.complete(call, call.returned)
             return
-        reason = call.cancel_reason or self._cause or "user_interrupted"
-        self.complete(call, self._synthetic(call, reason, started=True))
+        reason = self.cancellation.reason_for(call)
+        self.complete(call, self.cancellation.synthetic(call, reason, started=True))
 
     def progress(self, call: Call, data: object) -> None:
         """Deliver a progress item at once (never held behind results)."""
@@ -282,9 +316,11 @@ class RunCore:
                 self._unsafe_running = None
             if call.interrupt_behavior != "cancel":
                 self._executing_blocking -= 1
+            if call.cancel_requested_at is not None:
+                self.watchdog.answered(call)
         call.state = "completed"
         call.outcome = outcome
-        self._note_completed(call)
+        self.gate.completed(call)
         if self.discarded:  # never released: it is no longer in progress either
             self.in_progress.discard(call.tool_use.id)
         if outcome.cancel_reason is not None:
@@ -303,59 +339,6 @@ class RunCore:
         self._release_ready()
         self.on_settled()
 
-    # ------------------------------------------------------------ the gate
-
-    def _release_ready(self) -> None:
-        if self.discarded:
-            return
-        if self.result_order == "completion":
-            self._release_in_completion_order()
-            return
-        calls = self.calls
-        while self._next_release < len(calls) and not self.discarded:
-            call = calls[self._next_release]
-            if call.state == "queued" and not self._settle_unstartable(call):
-                return
-            if call.state != "completed":
-                return
-            self._release(call)
-            self._next_release += 1
-
-    def _release_in_completion_order(self) -> None:
-        """Release completed calls as they come, except behind an executing unsafe call.
-
-        Work is proportional to what is released: completed-but-held indices
-        wait in a heap, so a slow call at the head costs nothing per event.
-        """
-        calls = self.calls
-        while self._first_unanswered < len(calls) and calls[self._first_unanswered].state in (
-            "completed",
-            "released",
-        ):
-            self._first_unanswered += 1
-        blocker = len(calls) if self._unsafe_running is None else self._unsafe_running
-        held: list[int] = []
-        heap = self._completed_heap
-        while heap and heap[0] < blocker and not self.discarded:
-            index = heapq.heappop(heap)
-            call = calls[index]
-            if self._is_sibling_cancelled(call) and self._first_unanswered < index:
-                # A sibling-error answer waits for every earlier call: an earlier
-                # call failing later in the same instant still names the error.
-                held.append(index)
-                continue
-            self._release(call)
-        for index in held:
-            heapq.heappush(heap, index)
-
-    def _settle_unstartable(self, call: Call) -> bool:
-        """Answer a queued call that can never start now; True if it was answered."""
-        reason = self.blocked_reason()
-        if reason is None:
-            return False
-        self.complete_without_starting(call, reason)
-        return True
-
     def answer_unstarted(self, reason: CancelReason) -> None:
         """Answer every call that has not started (the run is ending), then release."""
         self._answer_queued(reason)
@@ -366,20 +349,34 @@ class RunCore:
         unknown tool, with the no-such-tool error (lookup comes first, SPEC §4),
         unless the attempt was discarded (then nothing is answered for real)."""
         call.state = "completed"
-        self._note_completed(call)
+        self.gate.completed(call)
         if call.compiled is None and reason != "streaming_fallback":
             call.outcome = unknown_tool_outcome(call.tool_use)
             self._emit(call, "completed", data=call.outcome.result)
             return
-        call.outcome = self._synthetic(call, reason, started=False)
+        call.outcome = self.cancellation.synthetic(call, reason, started=False)
         self._emit(call, "cancelled", data=_event_data(call.outcome), reason=reason)
 
-    def _note_completed(self, call: Call) -> None:
-        if self.result_order == "completion":
-            heapq.heappush(self._completed_heap, call.index)
+    # ------------------------------------------------------------ release
 
-    def _is_sibling_cancelled(self, call: Call) -> bool:
-        return call.outcome is not None and call.outcome.cancel_reason == "sibling_error"
+    def _release_ready(self) -> None:
+        if self.discarded:
+            return
+        released = self.gate.releasable(self.calls, unsafe_running=self._unsafe_running)
+        for call in released:
+            if call.state == "queued" and not self._settle_unstartable(call):
+                break
+            self._release(call)
+            if self.cancellation.discarded:  # an observer discarded the attempt
+                break
+
+    def _settle_unstartable(self, call: Call) -> bool:
+        """Answer a queued call that can never start now; True if it was answered."""
+        reason = self.blocked_reason()
+        if reason is None:
+            return False
+        self.complete_without_starting(call, reason)
+        return True
 
     def _release(self, call: Call) -> None:
         assert call.outcome is not None
@@ -387,12 +384,13 @@ class RunCore:
         outcome = call.outcome
         if outcome.cancel_reason == "sibling_error":
             # The description is settled now: every earlier call has an answer.
-            outcome = call.outcome = self._synthetic(call, "sibling_error", started=True)
+            outcome = call.outcome = self.cancellation.synthetic(
+                call, "sibling_error", started=True
+            )
         if outcome.context_modifier is not None:
-            if self.defer_modifiers:
-                self.pending_modifiers.append((call.index, outcome.context_modifier))
-            else:
-                self._apply_modifier(call.tool_use.id, outcome.context_modifier)
+            modifier = self.gate.at_release(call.index, outcome.context_modifier)
+            if modifier is not None:
+                self._apply_modifier(call.tool_use.id, modifier)
         if outcome.stop_reason is not None and self.stop_reason is None:
             self.stop_reason = outcome.stop_reason
         if call.scope is not None:  # it started (an id refused at admission never did)
@@ -404,9 +402,7 @@ class RunCore:
 
     def apply_pending_modifiers(self) -> None:
         """Batch path: apply a safe batch's modifiers in tool_use order, after the batch."""
-        pending = sorted(self.pending_modifiers, key=lambda item: item[0])
-        self.pending_modifiers.clear()
-        for index, modifier in pending:
+        for index, modifier in self.gate.take_deferred():
             self._apply_modifier(self.calls[index].tool_use.id, modifier)
 
     def _apply_modifier(self, tool_use_id: str, modifier: ContextModifier) -> None:
@@ -442,17 +438,16 @@ class RunCore:
 
     @property
     def executing_count(self) -> int:
+        """How many calls are executing now."""
         return len(self._executing)
 
     # ------------------------------------------------------------ cancellation
 
     def _start_cascade(self, call: Call) -> None:
-        candidate = (trio.current_time(), call.index, describe_tool_use(call.tool_use))
-        if self._cascade is None or candidate < self._cascade:
-            self._cascade = candidate
-        self._mark_executing("sibling_error")
+        now = trio.current_time()
+        self.cancellation.start_cascade(call, now)
+        self._stop_executing("sibling_error")
         self._answer_queued("sibling_error")
-        cancel_at_end_of_instant(self.sibling_scope, candidate[0])
 
     def on_interrupt(self) -> None:
         """The turn was interrupted: stop ``"cancel"`` calls, answer unstartable ones."""
@@ -461,16 +456,25 @@ class RunCore:
             if call.interrupt_behavior == "cancel" and call.scope is not None:
                 if call.cancel_reason is None:
                     call.cancel_reason = "user_interrupted"
-                self._request_cancel(call, now)
+                self.watchdog.request(call, now)
                 cancel_at_end_of_instant(call.scope, now)
         self._answer_queued("user_interrupted")
         self.settle()
 
     def on_abort(self) -> None:
         """The turn was aborted (its scope cancels everything): record why."""
-        self._mark_executing("user_interrupted")
+        self._stop_executing("user_interrupted")
         self._answer_queued("user_interrupted")
         self.settle()
+
+    def discard(self) -> None:
+        """Abandon the run: cancel executing calls, release nothing from now on."""
+        if not self.cancellation.discard(trio.current_time()):
+            return
+        self._stop_executing("streaming_fallback")
+        self._answer_queued("streaming_fallback")
+        self.close_output()
+        self.on_settled()
 
     def _answer_queued(self, reason: CancelReason) -> None:
         """Calls that can no longer start are answered now (released in their turn)."""
@@ -478,89 +482,19 @@ class RunCore:
             if call.state == "queued":
                 self.complete_without_starting(call, reason)
 
-    def discard(self) -> None:
-        """Abandon the run: cancel executing calls, release nothing from now on."""
-        if self.discarded:
-            return
-        self.discarded = True
-        self._mark_executing("streaming_fallback")
-        self._answer_queued("streaming_fallback")
-        cancel_at_end_of_instant(self.sibling_scope, trio.current_time())
-        self.close_output()
-        self.on_settled()
-
-    def _mark_executing(self, reason: CancelReason) -> None:
-        if self._cause is None:
-            self._cause = reason
+    def _stop_executing(self, reason: CancelReason) -> None:
+        """Record why every executing call is being stopped (its scope is cancelled)."""
+        self.cancellation.record_cause(reason)
         now = trio.current_time()
         for call in self._executing:
             if call.cancel_reason is None:
                 call.cancel_reason = reason
-            self._request_cancel(call, now)
+            self.watchdog.request(call, now)
 
-    # ------------------------------------------------- calls that ignore cancellation
-
-    def _request_cancel(self, call: Call, now: float) -> None:
-        if call.cancel_requested_at is not None:
-            return
-        call.cancel_requested_at = now
-        if self.grace_period is not None and self._watch_scope is not None:
-            due = now + self.grace_period
-            self._watch_scope.deadline = min(self._watch_scope.deadline, due)
-
-    async def watch_unresponsive(self) -> None:
-        """Answer calls that ignore cancellation once the grace period has passed.
-
-        A tool that shields itself (or never reaches a checkpoint) cannot be
-        stopped; after ``grace_period`` seconds its call is answered on its
-        behalf with the synthetic text of its cancellation reason, released,
-        and a warning is logged.  The task itself is still awaited by its
-        nursery: no task outlives the run.  Runs until cancelled.
-        """
-        while True:
-            with trio.CancelScope() as scope:
-                self._watch_scope = scope
-                scope.deadline = self._next_overdue()
-                await trio.sleep_forever()
-            self._watch_scope = None
-            self._answer_overdue()
-
-    def _next_overdue(self) -> float:
-        if self.grace_period is None:
-            return math.inf
-        pending = [
-            c.cancel_requested_at for c in self._executing if c.cancel_requested_at is not None
-        ]
-        return min(pending) + self.grace_period if pending else math.inf
-
-    def _answer_overdue(self) -> None:
-        if self.grace_period is None:
-            return
-        now = trio.current_time()
-        for call in sorted(self._executing, key=lambda c: c.index):
-            requested = call.cancel_requested_at
-            if requested is not None and now >= requested + self.grace_period:
-                logger.warning(
-                    "tool call %s (%s) ignored cancellation for %.1fs; answering it on its "
-                    "behalf and waiting for its task to end",
-                    call.tool_use.id,
-                    call.tool_use.name,
-                    now - requested,
-                )
-                reason = call.cancel_reason or self._cause or "user_interrupted"
-                self.complete(call, self._synthetic(call, reason, started=True))
-
-    def _synthetic(self, call: Call, reason: CancelReason, *, started: bool) -> CallOutcome:
-        if reason == "sibling_error":
-            assert self._cascade is not None
-            text = sibling_error_message(self._cascade[2])
-        elif reason == "streaming_fallback":
-            text = STREAMING_FALLBACK_MESSAGE
-        elif started:
-            text = REJECT_MESSAGE
-        else:
-            text = self.never_started_text
-        return CallOutcome(ToolResult(call.tool_use.id, text, is_error=True), cancel_reason=reason)
+    def _answer_overdue(self, call: Call) -> None:
+        """The watchdog's answer for a call that ignored cancellation past its grace."""
+        reason = self.cancellation.reason_for(call)
+        self.complete(call, self.cancellation.synthetic(call, reason, started=True))
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -588,10 +522,6 @@ class RunCore:
             event = CallEvent(trio.current_time(), call.tool_use.id, kind, data, reason)
             self.observers.call_event(event)
 
-    def close(self) -> None:
-        """Detach from the turn once the run is over."""
-        self.turn._detach(self)  # the run/turn handshake
-
 
 def new_run_core(
     tools: ToolRegistry | Iterable[Tool[Any]],
@@ -618,7 +548,6 @@ def new_run_core(
         ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
     """
     env = CallEnv(
-        turn=turn or Turn(),
         observers=ObserverSet(observers),
         cwd=cwd or pathlib.Path.cwd(),
         session_dir=session_dir,
@@ -628,6 +557,7 @@ def new_run_core(
     return RunCore(
         ToolRegistry.coerce(tools),
         env=env,
+        turn=turn or Turn(),
         context=dict(context or {}),
         max_concurrency=resolve_max_concurrency(max_concurrency),
         result_order=result_order,
@@ -658,6 +588,3 @@ class _Unparsed:
 
 
 _UNPARSED: Any = _Unparsed()
-
-NEVER_STARTED_STREAMING = REJECT_MESSAGE
-NEVER_STARTED_BATCH = CANCEL_MESSAGE

@@ -10,6 +10,8 @@ runtime reads those groups in a few fixed ways, each a function here:
   failed while being cancelled: the cancellation wins, the failures are logged).
 - :func:`single_exception`: the one exception of a group that holds only one, so
   a front end can raise it unwrapped (a tool's ``KeyboardInterrupt``).
+- :func:`unwrap_single`: a group of a single exception, raised from a block,
+  becomes that exception (the batch path's own nurseries).
 - :func:`is_only`: whether a nursery's group carries nothing but a given
   exception (the body of an ``async with`` re-raises its own error as raised).
 - :func:`collapse_cancelled`: a nursery's group of nothing but ``Cancelled``
@@ -37,6 +39,7 @@ __all__ = [
     "leaves",
     "single_exception",
     "split_cancelled",
+    "unwrap_single",
 ]
 
 
@@ -78,6 +81,22 @@ def single_exception(group: BaseExceptionGroup[BaseException]) -> BaseException 
     """The one exception inside ``group`` (nested groups flattened), or None if several."""
     found = leaves(group)
     return found[0] if len(found) == 1 else None
+
+
+@contextlib.contextmanager
+def unwrap_single() -> Iterator[None]:
+    """Raise the one exception of a group that holds only one, unwrapped.
+
+    For a block whose groups come from the runtime's own nurseries: the
+    caller sees a tool's ``KeyboardInterrupt`` as it was raised.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        only = single_exception(group)
+        if only is None:
+            raise
+        raise only from None
 
 
 def is_only(exc: BaseException, group: BaseExceptionGroup[BaseException]) -> bool:

@@ -35,7 +35,6 @@ from ._texts import (
     tool_use_error,
 )
 from ._tool import CallContext, ContextModifier, ContextState, ProgressSender, Tool, ToolOutput
-from ._turn import Turn
 from ._validation import CompiledTool, input_error_text, structuring_error
 
 if TYPE_CHECKING:
@@ -50,7 +49,6 @@ logger = logging.getLogger("trioexec")
 class CallEnv:
     """What every call of one run shares."""
 
-    turn: Turn
     observers: ObserverSet
     cwd: Path
     session_dir: Path | None = None

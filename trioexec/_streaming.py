@@ -27,7 +27,6 @@ import trio
 from ._call import unknown_tool_outcome
 from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore, new_run_core
 from ._errors import ConfigurationError
-from ._groups import is_only, single_exception
 from ._models import ToolUse, Update
 
 if TYPE_CHECKING:
@@ -156,18 +155,15 @@ class StreamingExecutor:
     async def _host(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Owns the turn scope, the sibling scope and the calls' nursery."""
         core = self._core
-        async with trio.open_nursery() as watchdog:
-            watchdog.start_soon(core.watch_unresponsive)
-            try:
-                with core.turn_scope, core.sibling_scope:
-                    async with trio.open_nursery() as nursery:
-                        self._nursery = nursery
-                        task_status.started()
-                        core.settle()
-                        await self._idle.wait()
-            finally:
-                self._nursery = None
-            watchdog.cancel_scope.cancel(reason="executor finished")
+        try:
+            with core.turn_scope, core.sibling_scope:
+                async with trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    task_status.started()
+                    core.settle()
+                    await self._idle.wait()
+        finally:
+            self._nursery = None
         core.settle()
 
     def _close_input(self) -> None:
@@ -227,29 +223,12 @@ async def open_streaming_executor(
         grace_period=grace_period,
     )
     executor = StreamingExecutor(core, receive)
-    body_error: BaseException | None = None
     try:
-        async with trio.open_nursery() as nursery:
+        async with core.open_run() as nursery:
             await nursery.start(executor._host)
-            try:
-                yield executor
-            except BaseException as exc:
-                body_error = exc
-                raise
+            yield executor
             executor._close_input()
-    except BaseExceptionGroup as group:
-        if body_error is not None and is_only(body_error, group):
-            raise body_error from None  # the body's own exception, exactly as raised
-        only = single_exception(group) if body_error is None else None
-        if only is None:
-            raise
-        raise only from None  # e.g. a tool's KeyboardInterrupt, not wrapped by our nursery
     finally:
         executor._closed = True
-        try:
-            if not core.discarded:
-                core.answer_unstarted(core.blocked_reason() or "user_interrupted")
-            if core.all_released:
-                core.close_output()
-        finally:
-            core.close()
+        if core.all_released:
+            core.close_output()

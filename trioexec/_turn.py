@@ -6,7 +6,9 @@ from typing import Protocol
 
 import trio
 
-__all__ = ["Turn", "cancel_at_end_of_instant"]
+from ._cancel import cancel_at_end_of_instant
+
+__all__ = ["Turn"]
 
 
 class _TurnRun(Protocol):
@@ -90,16 +92,3 @@ class Turn:
     def __repr__(self) -> str:
         state = "aborted" if self.aborted else "interrupted" if self.interrupted else "running"
         return f"<Turn {state}>"
-
-
-def cancel_at_end_of_instant(scope: trio.CancelScope, now: float) -> None:
-    """Cancel ``scope`` at the next scheduler tick rather than at once.
-
-    Setting the deadline to *now* makes trio cancel the scope when it next
-    processes deadlines, before it runs any task again.  Every task already
-    woken in this instant therefore finishes its step first: a call whose
-    work completed in the same (virtual) instant keeps its real result, and
-    the outcome never depends on trio's randomised scheduling order.
-    """
-    if scope.deadline > now:
-        scope.deadline = now

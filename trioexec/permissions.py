@@ -9,15 +9,15 @@ the mode; :func:`check_permission_chain` decides one call the way
 from __future__ import annotations
 
 from . import _util
+from ._bash_rules import match_bash_rule as match_bash_rule
+from ._path_rules import match_path_rule as match_path_rule
 from ._permission_context import PermissionContext as PermissionContext
 from ._permission_context import PermissionMode as PermissionMode
 from ._permission_context import PermissionModeName as PermissionModeName
 from ._permissions import check_permission_chain as check_permission_chain
 from ._rules import PermissionRule as PermissionRule
 from ._rules import RuleBehavior as RuleBehavior
-from ._rules import match_bash_rule as match_bash_rule
-from ._rules import match_path_rule as match_path_rule
-from ._rules import split_bash_command as split_bash_command
+from ._shell_syntax import split_bash_command as split_bash_command
 
 __all__ = [
     "PermissionContext",

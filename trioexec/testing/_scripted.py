@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import trio
 
-from .._rules import match_bash_rule, match_path_rule
+from .._bash_rules import match_bash_rule
+from .._path_rules import match_path_rule
 from .._tool import PermissionResult, Tool, ToolOutput
 
 if TYPE_CHECKING:

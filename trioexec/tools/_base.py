@@ -157,7 +157,7 @@ def path_rule_covers(content: str, path: Path | str, cwd: Path) -> bool:
     symlinked working directory does not move the rules' root.  Blocking file
     system calls (``realpath``); cheap enough to run in the event loop thread.
     """
-    from .._rules import match_path_rule
+    from .._path_rules import match_path_rule
 
     if match_path_rule(content, path, cwd=cwd):
         return True
@@ -216,7 +216,7 @@ class PathTool(Tool[InputT]):
         """
         path = absolute_path(self.input_path(input) or ".", ctx.cwd)
         if behavior == "allow":
-            from .._rules import match_path_rule
+            from .._path_rules import match_path_rule
 
             return match_path_rule(content, path, cwd=ctx.cwd)
         return path_rule_covers(content, path, ctx.cwd)

@@ -203,7 +203,7 @@ class BashTool(Tool[BashInput]):
         A deny or ask rule catches the command when any part of it matches;
         an allow rule must cover every part (:func:`~trioexec.permissions.match_bash_rule`).
         """
-        from .._rules import match_bash_rule
+        from .._bash_rules import match_bash_rule
 
         return match_bash_rule(content, input.command, behavior=behavior)
 

@@ -1,35 +1,43 @@
 """Decide whether a shell command is read-only, and so may run beside other calls.
 
-A pure function with no trio import.  It is deliberately conservative: a
-command is read-only only when the lexer here understands every character of
-it and every subcommand is an allow-listed read-only program with harmless
-arguments.  Whatever is not understood is unsafe, so a false "unsafe" costs a
-little parallelism while a false "safe" could let a write race a read.
+A pure function with no trio import, over the one shell analysis
+(:func:`trioexec._shell_syntax.analyse`, the same reading the rule matcher
+uses).  It is deliberately conservative: a command is read-only only when the
+analysis models all of it and every simple command is an allow-listed
+read-only program with harmless arguments.  Whatever is not understood is
+unsafe, so a false "unsafe" costs a little parallelism while a false "safe"
+could let a write race a read (and, through ``Bash``'s permission check, run
+without asking).
 
 Rules (see docs/tools.md):
 
-* the command is split on ``&&``, ``||``, ``;``, ``|`` and newlines, outside
-  quotes; a lone ``&`` (background), ``|&``, ``;;``, subshells and groups
-  (``(``, ``)``) make it unsafe;
-* any ``$`` or backtick outside single quotes (variable expansion, command,
-  arithmetic or process substitution, ``$'...'``) makes it unsafe, as does an
-  unquoted word starting with ``#`` (a comment could hide text from this lexer);
+* only simple commands joined by ``&&``, ``||``, ``;``, ``|`` and newlines:
+  a background ``&``, ``|&``, subshells and groups, functions, ``case``,
+  loops, ``if``, ``[[ ]]``, assignments, comments, here-docs and a line that
+  does not parse are unsafe;
+* any expansion (``$x``, ``$(...)``, backticks, ``$((...))``, ``<(...)``,
+  ``$'...'``, ``$"..."``) makes it unsafe;
 * redirections: ``N>&M`` / ``>&N`` and output to ``/dev/null`` are allowed,
   input from a plain file name (``< file``) is allowed; any other output
-  redirection, here-documents, here-strings and ``<>`` are unsafe;
+  redirection, here-strings and ``<>`` are unsafe;
 * each subcommand's first word must be an allow-listed command; prefix
   assignments (``A=b cmd``) and paths (``/bin/rm``) are therefore unsafe;
+* ``cd`` together with ``git`` is unsafe (git runs programs the configuration
+  of the repository it lands in names: ``core.fsmonitor``), and so is
+  ``git -C``;
 * commands with dangerous options (``find -delete``, ``sort -o``, ``sed -i``,
-  ``git -c``...) are checked option by option, and for them an unquoted glob
-  or brace expansion is unsafe (it could expand to such an option).
+  ``git -c``, ``git diff --textconv``, ``rg --pre``...) are checked option by
+  option, and for them an unquoted glob or brace expansion is unsafe (it could
+  expand to such an option).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
-import attrs
+from .._shell_syntax import Word, analyse
 
 __all__ = [
     "Word",
@@ -39,27 +47,8 @@ __all__ = [
     "stays_in_working_directory",
 ]
 
-_WORD_END = frozenset(" \t;&|<>()\n")
-_TARGET_STOP = frozenset(" \t\n;&|<>()$`'\"\\")
 _DEV_NULL = "/dev/null"
-
-
-@attrs.frozen
-class Word:
-    """One shell word after quote removal.
-
-    ``expands`` is True when an unquoted glob (``*``, ``?``, ``[``) or brace
-    expansion (``{a,b}``, ``{1..3}``) could turn the word into other words.
-    """
-
-    text: str
-    expands: bool = False
-    braces: bool = attrs.field(default=False, eq=False)
-    """True when an unquoted brace expansion alone could turn the word into other words."""
-
-
-class _Unsafe(Exception):
-    """The lexer met something it does not model; never escapes this module."""
+_DESCRIPTOR = re.compile(r"[0-9]+-?|-")
 
 
 def split_command(command: str) -> list[list[Word]] | None:
@@ -68,8 +57,8 @@ def split_command(command: str) -> list[list[Word]] | None:
     Empty subcommands (``ls;``) are dropped.  Allowed redirections are removed
     from the words; anything the classifier must refuse gives None.
     """
-    lexer = _lex(command)
-    return None if lexer is None else [words for words in lexer.commands if words]
+    read = _read(command)
+    return None if read is None else read[0]
 
 
 def path_words(command: str) -> tuple[list[list[Word]], list[str]] | None:
@@ -78,19 +67,45 @@ def path_words(command: str) -> tuple[list[list[Word]], list[str]] | None:
     None when it is not understood.  For checks that look at what the
     arguments name on disk (symlinks), after :func:`stays_in_working_directory`.
     """
-    lexer = _lex(command)
-    if lexer is None:
-        return None
-    return [words for words in lexer.commands if words], list(lexer.inputs)
+    return _read(command)
 
 
-def _lex(command: str) -> _Lexer | None:
-    lexer = _Lexer(command)
-    try:
-        lexer.run()
-    except _Unsafe:
+@functools.lru_cache(maxsize=1024)
+def _read_cached(command: str) -> tuple[tuple[tuple[Word, ...], ...], tuple[str, ...]] | None:
+    analysis = analyse(command)
+    if not analysis.plain or analysis.comments:
+        return None  # substitutions, expansions of any kind, subshells, here-docs, `&`...
+    commands: list[tuple[Word, ...]] = []
+    inputs: list[str] = []
+    for simple in analysis.commands:
+        if simple.assignments or not simple.words:
+            return None
+        if not all(w.static for w in simple.words):
+            return None  # `$HOME`, `"$x"`: a value this classifier cannot see
+        for redirect in simple.redirects:
+            target = redirect.target
+            if redirect.operator in (">&-", "<&-"):
+                continue
+            if target is None or not target.static or target.expands:
+                return None
+            if redirect.operator in (">&", "<&") and _DESCRIPTOR.fullmatch(target.text):
+                continue
+            if redirect.writes:
+                if target.text != _DEV_NULL:
+                    return None
+            elif redirect.operator == "<" and "~" not in target.text:
+                inputs.append(target.text)
+            else:
+                return None  # here-strings, `<>`, `<&file`
+        commands.append(simple.words)
+    return tuple(commands), tuple(dict.fromkeys(inputs))
+
+
+def _read(command: str) -> tuple[list[list[Word]], list[str]] | None:
+    read = _read_cached(command)
+    if read is None:
         return None
-    return lexer
+    return [list(words) for words in read[0]], list(read[1])
 
 
 def is_read_only_command(command: str) -> bool:
@@ -100,6 +115,9 @@ def is_read_only_command(command: str) -> bool:
         return False
     if any(word.braces for words in parts for word in words):
         return False  # brace expansion could make words (options, ``..``) checked nowhere
+    names = {words[0].text for words in parts}
+    if "cd" in names and "git" in names:
+        return False  # git reads the configuration of the repository it lands in
     return all(_subcommand_is_read_only(words) for words in parts)
 
 
@@ -112,16 +130,17 @@ def stays_in_working_directory(command: str) -> bool:
     ``--file=/x``).  A ``cd`` must name one such relative directory (a bare
     ``cd`` goes home).  Used to let read-only commands run without asking.
     """
-    lexer = _lex(command)
-    if lexer is None:
+    read = _read(command)
+    if read is None:
         return False
-    for words in lexer.commands:
+    commands, inputs = read
+    for words in commands:
         if words and words[0].text == "cd" and (len(words) != 2 or words[1].text[:1] == "-"):
             return False
-    if any(w.braces for words in lexer.commands for w in words):
+    if any(w.braces for words in commands for w in words):
         return False  # ``{..,x}/f`` or ``{/etc/passwd,x}`` are checked only after expansion
-    arguments = [w.text for words in lexer.commands for w in words[1:]]
-    return all(_relative_word(text) for text in [*arguments, *lexer.inputs])
+    arguments = [w.text for words in commands for w in words[1:]]
+    return all(_relative_word(text) for text in [*arguments, *inputs])
 
 
 _DOT_GLOB = re.compile(r"(?:^|/)\.[*?\[]")
@@ -134,188 +153,6 @@ def _relative_word(text: str) -> bool:
     if text.startswith("-"):
         return "/" not in text and ".." not in re.split(r"[=:,]", text)
     return not text.startswith("/") and ".." not in text.split("/")
-
-
-class _Lexer:
-    """A small POSIX-shell word splitter that refuses everything it does not model."""
-
-    def __init__(self, text: str) -> None:
-        self.s = text
-        self.i = 0
-        self.commands: list[list[Word]] = [[]]
-        self.chars: list[str] | None = None  # the current word, None between words
-        self.unquoted = ""  # unquoted characters of the current word
-        self.inputs: list[str] = []  # targets of ``< file`` redirections
-
-    def run(self) -> None:
-        s = self.s
-        while self.i < len(s):
-            c = s[self.i]
-            if c in " \t":
-                self.end_word()
-                self.i += 1
-            elif c == "\\":
-                self.backslash()
-            elif c == "'":
-                self.single_quoted()
-            elif c == '"':
-                self.double_quoted()
-            elif c in "$`()" or (c == "#" and self.chars is None):
-                raise _Unsafe
-            elif c in ";\n":
-                if s.startswith(";;", self.i):
-                    raise _Unsafe
-                self.separator(1)
-            elif c == "&":
-                if s.startswith("&&", self.i):
-                    self.separator(2)
-                elif s.startswith("&>", self.i):
-                    self.end_word()
-                    self.i += 3 if s.startswith("&>>", self.i) else 2
-                    self.output_target()
-                else:
-                    raise _Unsafe
-            elif c == "|":
-                if s.startswith("||", self.i):
-                    self.separator(2)
-                elif s.startswith("|&", self.i):
-                    raise _Unsafe
-                else:
-                    self.separator(1)
-            elif c == ">":
-                self.output_redirect()
-            elif c == "<":
-                self.input_redirect()
-            else:
-                self.add(c, quoted=False)
-                self.i += 1
-        self.end_word()
-
-    # words
-    def add(self, text: str, *, quoted: bool) -> None:
-        if self.chars is None:
-            self.chars = []
-            self.unquoted = ""
-        self.chars.append(text)
-        if not quoted:
-            self.unquoted += text
-
-    def end_word(self) -> None:
-        if self.chars is None:
-            return
-        u = self.unquoted
-        braces = "{" in u and ("," in u or ".." in u)
-        expands = braces or "*" in u or "?" in u or ("[" in u and "]" in u[u.index("[") + 1 :])
-        self.commands[-1].append(Word("".join(self.chars), expands, braces))
-        self.chars = None
-        self.unquoted = ""
-
-    def separator(self, width: int) -> None:
-        self.end_word()
-        self.commands.append([])
-        self.i += width
-
-    def backslash(self) -> None:
-        s, i = self.s, self.i
-        if i + 1 >= len(s):
-            raise _Unsafe
-        if s[i + 1] == "\n":  # line continuation
-            self.i += 2
-            return
-        self.add(s[i + 1], quoted=True)
-        self.i += 2
-
-    def single_quoted(self) -> None:
-        end = self.s.find("'", self.i + 1)
-        if end < 0:
-            raise _Unsafe
-        self.add(self.s[self.i + 1 : end], quoted=True)
-        self.i = end + 1
-
-    def double_quoted(self) -> None:
-        s = self.s
-        i = self.i + 1
-        out: list[str] = []
-        while True:
-            if i >= len(s):
-                raise _Unsafe
-            c = s[i]
-            if c == '"':
-                break
-            if c in "$`":
-                raise _Unsafe
-            if c == "\\" and i + 1 < len(s) and s[i + 1] in '$`"\\\n':
-                if s[i + 1] != "\n":
-                    out.append(s[i + 1])
-                i += 2
-                continue
-            out.append(c)
-            i += 1
-        self.add("".join(out), quoted=True)
-        self.i = i + 1
-
-    # redirections
-    def take_fd_prefix(self) -> None:
-        """A word of digits right before ``>``/``<`` is a file descriptor, not an argument."""
-        word = self.chars
-        if word is not None and self.unquoted.isdigit() and self.unquoted == "".join(word):
-            self.chars = None
-            self.unquoted = ""
-            return
-        self.end_word()
-
-    def output_redirect(self) -> None:
-        self.take_fd_prefix()
-        s = self.s
-        self.i += 1
-        if self.i < len(s) and s[self.i] in ">|":
-            self.i += 1
-        if self.i < len(s) and s[self.i] == "&":
-            self.i += 1
-            self.fd_target()
-            return
-        self.output_target()
-
-    def input_redirect(self) -> None:
-        self.take_fd_prefix()
-        s = self.s
-        self.i += 1
-        if self.i < len(s) and s[self.i] in "<>(":
-            raise _Unsafe  # here-doc / here-string, read-write open, process substitution
-        if self.i < len(s) and s[self.i] == "&":
-            self.i += 1
-            self.fd_target()
-            return
-        target = self.plain_target()
-        if any(ch in target for ch in "*?[{~"):
-            raise _Unsafe
-        self.inputs.append(target)
-
-    def fd_target(self) -> None:
-        s = self.s
-        start = self.i
-        while self.i < len(s) and s[self.i].isdigit():
-            self.i += 1
-        if self.i == start and self.i < len(s) and s[self.i] == "-":
-            self.i += 1
-        if self.i == start or (self.i < len(s) and s[self.i] not in _WORD_END):
-            raise _Unsafe
-
-    def output_target(self) -> None:
-        if self.plain_target() != _DEV_NULL:
-            raise _Unsafe
-
-    def plain_target(self) -> str:
-        s = self.s
-        while self.i < len(s) and s[self.i] in " \t":
-            self.i += 1
-        start = self.i
-        while self.i < len(s) and s[self.i] not in _TARGET_STOP:
-            self.i += 1
-        target = s[start : self.i]
-        if not target or (self.i < len(s) and s[self.i] in "$`'\"\\"):
-            raise _Unsafe
-        return target
 
 
 # Per-command rules -----------------------------------------------------------
@@ -462,7 +299,7 @@ def _sed(args: Sequence[Word]) -> bool:
 
 
 _GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--no-replace-objects"})
-_GIT_FORBIDDEN = ("output", "ext-diff", "open-files-in-pager", "exec")
+_GIT_FORBIDDEN = ("output", "ext-diff", "open-files-in-pager", "exec", "textconv", "filters")
 """Long options (and so their unique prefixes) that write a file or run a program."""
 _LISTING_FLAGS = ("-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
                   "--points-at")  # fmt: skip
@@ -576,12 +413,10 @@ def _git(args: Sequence[Word]) -> bool:
         arg = args[i].text
         if args[i].expands:
             return False
-        if arg == "-C" and i + 1 < len(args):
-            i += 2
-        elif arg in _GIT_GLOBAL_FLAGS:
+        if arg in _GIT_GLOBAL_FLAGS:
             i += 1
         elif arg.startswith("-"):
-            return False  # -c key=value, --exec-path, --git-dir... can run configured programs
+            return False  # -C, -c key=value, --exec-path, --git-dir... can run configured programs
         else:
             break
     if i >= len(args):
@@ -620,7 +455,7 @@ _COMMANDS: dict[str, ArgCheck] = {
         valued=("-c", "-g", "-l", "-o", "-s", "-n", "-cols", "-len", "-seek"),
         forbidden=("-r",),
     ),
-    "rg": _forbid(long=("pre",)),
+    "rg": _forbid(long=("pre", "hostname-bin", "search-zip"), short="z"),
     "tree": _forbid(short="oR"),
     "file": _forbid(long=("compile",), short="C"),
     "date": _date,

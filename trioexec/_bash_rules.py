@@ -1,0 +1,279 @@
+"""``Bash(content)`` rules: prefix, wildcard and exact patterns over one shell analysis.
+
+The command line is read once (:func:`~trioexec._shell_syntax.analyse`).  A
+deny or ask rule is matched against every command the line may run
+(:func:`~trioexec._shell_commands.command_views`: nested ones, wrapped ones,
+scripts handed to a shell, with git's global options removed), and also
+against each one's flags as a set, so ``rm -rf:*`` catches ``rm -fr``,
+``rm -r -f`` and ``rm --recursive --force``.  A word the shell computes stands
+for anything, so a rule that could match once it is known does match.
+
+An allow rule must cover every simple command of a line made only of simple
+commands, lists and pipelines, and none may hand its words to another program
+(a wrapper, a shell, ``find -exec``, ``xargs``) or write outside the working
+directory (``>``, ``tee``, ``sort -o``, ``sed -i``...).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ._shell_commands import UNSURE, View, command_views, runs_other_commands, write_targets
+from ._shell_syntax import Redirect, ShellAnalysis, Word, analyse
+
+if TYPE_CHECKING:
+    from ._rules import RuleBehavior
+
+__all__ = ["match_bash_rule", "writes_outside_working_directory"]
+
+
+def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior = "allow") -> bool:
+    """Whether the ``Bash(content)`` rule of ``behavior`` applies to ``command``.
+
+    ``content`` ending in ``:*`` is a prefix (``npm run test:*`` covers
+    ``npm run test`` and ``npm run test -- x`` but not ``npm run testing``);
+    content with an unescaped ``*`` is a wildcard pattern (``\\*`` is a literal
+    star; a trailing `` *`` also covers the bare command, so ``git *`` covers
+    ``git``); anything else is exact.  An exact rule covers the identical full
+    command line.
+
+    An allow rule (the default) must cover every simple command on its own,
+    so ``npm run test && rm -rf /`` is not covered by ``npm run test:*``.  It
+    never covers a line with a construct beyond lists and pipelines (a
+    substitution, a here-doc, a function, ``case``, a loop, a subshell, a
+    background ``&``, an assignment, an ANSI-C quote), a command that runs
+    other commands (``sudo``, ``env``, ``timeout``, ``xargs``, ``find -exec``,
+    a shell, ``eval``...), or one that writes a file outside the working
+    directory (``> ~/.bashrc``, ``tee /tmp/x``, ``sort -o ../x``).
+
+    A deny or ask rule applies when any command the line may run matches: any
+    part of a list or pipeline, commands inside substitutions, function
+    bodies, ``case`` arms, here-strings given to a shell, ``-c`` scripts and
+    wrapped commands, with quotes removed and git's global options dropped;
+    short flags match in any order and grouping and as their documented long
+    forms.  It fails closed: a command name the shell computes, a script the
+    line does not show (``source f``, ``curl x | sh``) or a line that does
+    not parse matches every deny and ask rule.
+
+    Never raises; the analysis of a line is cached.
+    """
+    content = content.strip()
+    if command.strip() == content:
+        return True
+    rule = _rule(content)
+    analysis = analyse(command)
+    if behavior != "allow":
+        return any(_may_match(rule, view) for view in _views_of(command))
+    return _covers(rule, analysis)
+
+
+@functools.lru_cache(maxsize=2048)
+def _views_of(command: str) -> tuple[View, ...]:
+    return tuple(dict.fromkeys(command_views(analyse(command))))
+
+
+@attrs.frozen
+class _Form:
+    """A command line read as a name, a set of flags and its operands in order."""
+
+    name: str
+    flags: frozenset[str]
+    operands: tuple[str, ...]
+
+
+@attrs.frozen
+class _Rule:
+    kind: str  # "prefix", "wildcard", "exact"
+    text: str
+    test: Callable[[str], bool]
+    literal: str
+    """The rule's text before its first wildcard: what a computed word could still complete."""
+    form: _Form | None
+
+
+@functools.lru_cache(maxsize=512)
+def _rule(content: str) -> _Rule:
+    if content.endswith(":*"):
+        prefix = content[:-2].rstrip()
+
+        def covers_prefix(text: str) -> bool:
+            return text == prefix or (text.startswith(prefix) and text[len(prefix)].isspace())
+
+        return _Rule("prefix", prefix, covers_prefix, prefix, _rule_form(prefix))
+    if "*" in content:  # a wildcard, or a literal `\*`
+        regex = _compile_wildcard(content)
+        star = re.search(r"(?<!\\)\*", content)
+        literal = content[: star.start()] if star else content
+        return _Rule("wildcard", content, lambda t: regex.fullmatch(t) is not None, literal, None)
+    return _Rule("exact", content, lambda t: t == content, content, _rule_form(content))
+
+
+def _rule_form(text: str) -> _Form | None:
+    analysis = analyse(text)
+    if not analysis.plain or len(analysis.commands) != 1:
+        return None
+    words = analysis.commands[0].words
+    if not words or not all(w.static and not w.expands for w in words):
+        return None
+    return _form(words)
+
+
+_LONG_FORMS: dict[str, dict[str, str]] = {
+    "rm": {"--recursive": "-r", "-R": "-r", "--force": "-f", "--dir": "-d",
+           "--interactive": "-i", "--verbose": "-v"},
+    "cp": {"--recursive": "-r", "-R": "-r", "--force": "-f", "--archive": "-a"},
+    "mv": {"--force": "-f", "--no-clobber": "-n"},
+    "chmod": {"--recursive": "-R", "-r": "-R"},
+    "chown": {"--recursive": "-R"},
+    "chgrp": {"--recursive": "-R"},
+    "git push": {"--force": "-f", "--delete": "-d", "--all": "--all", "--mirror": "--mirror"},
+    "git clean": {"--force": "-f", "--dry-run": "-n"},
+    "git checkout": {"--force": "-f"},
+    "git branch": {"--delete": "-d", "--force": "-f", "--move": "-m"},
+    "git reset": {"--hard": "--hard"},
+    "git commit": {"--all": "-a", "--amend": "--amend", "--message": "-m"},
+    "sed": {"--in-place": "-i"},
+    "kill": {"--signal": "-s"},
+    "curl": {"--output": "-o", "--request": "-X", "--data": "-d"},
+}  # fmt: skip
+"""Documented long forms and aliases of short flags, by command (or ``git`` subcommand)."""
+
+
+def _form(words: tuple[Word, ...] | View) -> _Form:
+    name = os.path.basename(words[0].text) or words[0].text
+    flags: set[str] = set()
+    operands: list[str] = []
+    options = True
+    table = _LONG_FORMS.get(name, {})
+    for word in words[1:]:
+        text = word.text
+        if options and text == "--":
+            options = False
+        elif options and text.startswith("--") and len(text) > 2:
+            flag = text.partition("=")[0]
+            flags.add(table.get(flag, flag))
+        elif options and text.startswith("-") and len(text) > 1 and not text[1:].isdigit():
+            for letter in text[1:]:
+                flag = "-" + letter
+                flags.add(table.get(flag, flag))
+        else:
+            operands.append(text)
+            if name == "git" and len(operands) == 1:
+                table = _LONG_FORMS.get("git " + text, {})
+    return _Form(name, frozenset(flags), tuple(operands))
+
+
+def _has_flag(flags: frozenset[str], wanted: str) -> bool:
+    """``--forc`` names ``--force``: getopt_long and git take a unique prefix."""
+    if wanted in flags:
+        return True
+    return wanted.startswith("--") and any(
+        f.startswith("--") and len(f) > 3 and wanted.startswith(f) for f in flags
+    )
+
+
+def _form_matches(rule: _Form, view: View, *, prefix: bool) -> bool:
+    dynamic = next((i for i, w in enumerate(view) if not w.static or w.expands), None)
+    if dynamic is not None:
+        known = _form(view[:dynamic])
+        if known.name != rule.name:
+            return False
+        # A computed word may be any flags and operands: the known ones must fit.
+        return all(a == b for a, b in zip(known.operands, rule.operands, strict=False))
+    form = _form(view)
+    if form.name != rule.name or not all(_has_flag(form.flags, f) for f in rule.flags):
+        return False
+    if prefix:
+        return form.operands[: len(rule.operands)] == rule.operands
+    return form.operands == rule.operands and len(form.flags) == len(rule.flags)
+
+
+def _may_match(rule: _Rule, view: View) -> bool:
+    """Whether ``rule`` matches ``view``, or could once its computed words are known."""
+    if view is UNSURE or not view[0].static or view[0].expands:
+        return True
+    dynamic = next((i for i, w in enumerate(view) if not w.static or w.expands), None)
+    if dynamic is None:
+        text = " ".join(w.text for w in view)
+        if rule.test(text) or rule.test(" ".join(w.raw or w.text for w in view)):
+            return True
+    else:
+        known = " ".join(w.text for w in view[:dynamic])
+        if (rule.literal + " ").startswith(known + " "):
+            return True  # the computed words may complete the rule
+        if rule.kind != "exact" and (known + " ").startswith(
+            rule.literal if rule.kind == "wildcard" else rule.literal + " "
+        ):
+            return True
+    return rule.form is not None and _form_matches(rule.form, view, prefix=rule.kind != "exact")
+
+
+def _covers(rule: _Rule, analysis: ShellAnalysis) -> bool:
+    if not analysis.plain or not analysis.commands:
+        return False
+    for command in analysis.commands:
+        name = command.name
+        if command.assignments or name is None or not name.static or name.expands:
+            return False
+        if runs_other_commands(command):
+            return False
+        if not rule.test(command.text):  # as written: `'rm' x` is not `rm x` to an allow rule
+            return False
+        if _writes_outside(command.redirects, command.words):
+            return False
+    return True
+
+
+def _writes_outside(redirects: tuple[Redirect, ...], words: tuple[Word, ...]) -> bool:
+    targets = [r.target for r in redirects if r.writes]
+    targets.extend(write_targets(words))
+    return any(t is None or not _inside_lexically(t) for t in targets)
+
+
+def _inside_lexically(word: Word) -> bool:
+    """A write target named relative to the working directory, never leaving it."""
+    if not word.static or word.expands:
+        return False
+    text = word.text
+    if text == "/dev/null":
+        return True
+    if not text or text.startswith(("/", "~", "-")) or "=" in text.split("/", 1)[0][:1]:
+        return False
+    return ".." not in text.split("/")
+
+
+def writes_outside_working_directory(command: str) -> bool:
+    """Whether a write target of ``command`` (a redirection, ``tee F``...) may leave the working
+    directory: absolute, under ``~``, with a ``..`` component, or computed."""
+    analysis = analyse(command)
+    return analysis.unparsed or any(
+        _writes_outside(c.redirects, c.words) for c in analysis.commands
+    )
+
+
+def _compile_wildcard(content: str) -> re.Pattern[str]:
+    parts: list[str] = []
+    stars = 0
+    i = 0
+    while i < len(content):
+        c = content[i]
+        if c == "\\" and i + 1 < len(content) and content[i + 1] in "*\\":
+            parts.append(re.escape(content[i + 1]))
+            i += 2
+            continue
+        if c == "*":
+            parts.append(".*")
+            stars += 1
+        else:
+            parts.append(re.escape(c))
+        i += 1
+    # `git *` also covers a bare `git` when that star is the only wildcard.
+    if stars == 1 and content.endswith(" *"):
+        parts[-2:] = ["(?: .*)?"]
+    return re.compile("".join(parts), re.DOTALL)

@@ -1,0 +1,247 @@
+"""Sibling cancellation and every other way a run's calls are stopped (SPEC §3.1-3.4).
+
+Owns the two scopes of a run and why its calls are stopped (:class:`Cancellation`),
+the synthetic answers a stopped call gets, the grace period for calls that
+ignore cancellation (:class:`GraceWatchdog`), and :func:`cancel_at_end_of_instant`,
+the one way a scope is cancelled here.
+
+Scopes, outermost first::
+
+    turn scope       (Turn.abort)            one per run, registered with the Turn
+      sibling scope  (cascading tool error,  one per run, child of the turn scope
+                      discard)
+        nursery      (one per batch / one per streaming run)
+          call scope (Turn.interrupt)        one per call
+
+Cancelling the sibling scope never cancels the turn scope: a failing shell
+command stops its siblings, never the turn.  Nothing here calls back into the
+run core; the core tells these objects what happened and applies their answers.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import TYPE_CHECKING
+
+import trio
+
+from ._call import Call, CallOutcome
+from ._models import ToolResult
+from ._texts import (
+    CANCEL_MESSAGE,
+    REJECT_MESSAGE,
+    STREAMING_FALLBACK_MESSAGE,
+    describe_tool_use,
+    sibling_error_message,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ._events import CancelReason
+
+__all__ = [
+    "DEFAULT_GRACE_PERIOD",
+    "NEVER_STARTED_BATCH",
+    "NEVER_STARTED_STREAMING",
+    "Cancellation",
+    "GraceWatchdog",
+    "cancel_at_end_of_instant",
+]
+
+logger = logging.getLogger("trioexec")
+
+DEFAULT_GRACE_PERIOD = 5.0
+"""Seconds a cancelled call may keep running before it is answered on its behalf."""
+
+NEVER_STARTED_STREAMING = REJECT_MESSAGE
+"""What a streaming call that never started gets (as Claude Code)."""
+
+NEVER_STARTED_BATCH = CANCEL_MESSAGE
+"""What a batch-path call that never started gets (SPEC §3.3)."""
+
+
+def cancel_at_end_of_instant(scope: trio.CancelScope, now: float) -> None:
+    """Cancel ``scope`` at the next scheduler tick rather than at once.
+
+    Setting the deadline to *now* makes trio cancel the scope when it next
+    processes deadlines, before it runs any task again.  Every task already
+    woken in this instant therefore finishes its step first: a call whose
+    work completed in the same (virtual) instant keeps its real result, and
+    the outcome never depends on trio's randomised scheduling order.
+    """
+    if scope.deadline > now:
+        scope.deadline = now
+
+
+class Cancellation:
+    """The turn and sibling scopes of one run, and why its calls are being stopped.
+
+    Attributes:
+        turn_scope: the outermost scope around the run's calls; the turn's
+            :meth:`~trioexec.Turn.abort` cancels it.
+        sibling_scope: the child of ``turn_scope`` a cascade (or a discard) cancels.
+        cascade: ``(time, index, description)`` of the cascading error that
+            names the sibling-error text: the earliest, ties broken by arrival.
+        cause: the first reason the run's executing calls were stopped.
+        discarded: the attempt was abandoned (streaming fallback).
+    """
+
+    __slots__ = (
+        "cascade",
+        "cause",
+        "discarded",
+        "never_started_text",
+        "sibling_scope",
+        "turn_scope",
+    )
+
+    def __init__(self, never_started_text: str) -> None:
+        self.turn_scope = trio.CancelScope()
+        self.sibling_scope = trio.CancelScope()
+        self.cascade: tuple[float, int, str] | None = None
+        self.cause: CancelReason | None = None
+        self.discarded = False
+        self.never_started_text = never_started_text
+
+    def blocked_reason(self, *, turn_interrupted: bool) -> CancelReason | None:
+        """Why no new call may start now (None: calls may start)."""
+        if self.discarded:
+            return "streaming_fallback"
+        if turn_interrupted:
+            return "user_interrupted"
+        if self.cascade is not None:
+            return "sibling_error"
+        return None
+
+    def record_cause(self, reason: CancelReason) -> None:
+        """Remember the first reason executing calls were stopped."""
+        if self.cause is None:
+            self.cause = reason
+
+    def start_cascade(self, call: Call, now: float) -> None:
+        """``call`` failed with a cascading error: its siblings are cancelled this instant.
+
+        When several cascading calls fail, the first to fail names the text;
+        failures of one instant are ordered by arrival.
+        """
+        candidate = (now, call.index, describe_tool_use(call.tool_use))
+        if self.cascade is None or candidate < self.cascade:
+            self.cascade = candidate
+        self.record_cause("sibling_error")
+        cancel_at_end_of_instant(self.sibling_scope, now)
+
+    def discard(self, now: float) -> bool:
+        """Abandon the attempt: cancel every executing call; False if already discarded."""
+        if self.discarded:
+            return False
+        self.discarded = True
+        self.record_cause("streaming_fallback")
+        cancel_at_end_of_instant(self.sibling_scope, now)
+        return True
+
+    def reason_for(self, call: Call) -> CancelReason:
+        """Why ``call`` is being stopped: its own reason, else the run's, else an interrupt."""
+        return call.cancel_reason or self.cause or "user_interrupted"
+
+    def synthetic(self, call: Call, reason: CancelReason, *, started: bool) -> CallOutcome:
+        """The answer a stopped call gets instead of its tool's.
+
+        A sibling-error answer names the cascading call (settled only once
+        every earlier call is answered: the core asks again at release).
+        """
+        if reason == "sibling_error":
+            assert self.cascade is not None
+            text = sibling_error_message(self.cascade[2])
+        elif reason == "streaming_fallback":
+            text = STREAMING_FALLBACK_MESSAGE
+        elif started:
+            text = REJECT_MESSAGE
+        else:
+            text = self.never_started_text
+        return CallOutcome(ToolResult(call.tool_use.id, text, is_error=True), cancel_reason=reason)
+
+
+class GraceWatchdog:
+    """Answers calls that ignore cancellation once their grace period has passed.
+
+    A tool that shields itself (or never reaches a checkpoint) cannot be
+    stopped; ``grace_period`` seconds after its cancellation was requested
+    its call is answered on its behalf (``answer(call)``) and a warning is
+    logged.  The task itself is still awaited by its nursery: no task
+    outlives the run.
+
+    No task runs while nothing is being cancelled: the watch task is started
+    (in ``nursery``, outside the run's scopes) at the first cancellation
+    request and ends as soon as no requested call is left unanswered.
+
+    Attributes:
+        grace_period: seconds, or None to wait silently.
+        nursery: where the watch task runs; set by the run for its lifetime.
+    """
+
+    __slots__ = ("_answer", "_running", "_scope", "_waiting", "grace_period", "nursery")
+
+    def __init__(self, grace_period: float | None, answer: Callable[[Call], None]) -> None:
+        self.grace_period = grace_period
+        self.nursery: trio.Nursery | None = None
+        self._answer = answer
+        self._waiting: dict[Call, None] = {}  # requested, not answered yet (insertion-ordered)
+        self._running = False
+        self._scope: trio.CancelScope | None = None
+
+    def request(self, call: Call, now: float) -> None:
+        """Cancellation of ``call`` was requested at ``now`` (the first request counts)."""
+        if call.cancel_requested_at is not None:
+            return
+        call.cancel_requested_at = now
+        if self.grace_period is None or self.nursery is None:
+            return
+        self._waiting[call] = None
+        if not self._running:
+            self._running = True
+            self.nursery.start_soon(self._watch)
+        elif self._scope is not None:
+            self._scope.deadline = min(self._scope.deadline, now + self.grace_period)
+
+    def answered(self, call: Call) -> None:
+        """``call`` has its answer: stop watching it (and stop the task if it was the last)."""
+        if call not in self._waiting:
+            return
+        del self._waiting[call]
+        if not self._waiting and self._scope is not None:
+            self._scope.cancel(reason="no cancelled call left unanswered")
+
+    async def _watch(self) -> None:
+        try:
+            while self._waiting:
+                with trio.CancelScope(deadline=self._next_due()) as scope:
+                    self._scope = scope
+                    await trio.sleep_forever()
+                self._scope = None
+                self._answer_overdue()
+        finally:
+            self._scope = None
+            self._running = False
+
+    def _next_due(self) -> float:
+        assert self.grace_period is not None
+        due = [c.cancel_requested_at for c in self._waiting if c.cancel_requested_at is not None]
+        return min(due) + self.grace_period if due else math.inf
+
+    def _answer_overdue(self) -> None:
+        assert self.grace_period is not None
+        now = trio.current_time()
+        for call in sorted(self._waiting, key=lambda c: c.index):
+            requested = call.cancel_requested_at
+            if requested is not None and now >= requested + self.grace_period:
+                logger.warning(
+                    "tool call %s (%s) ignored cancellation for %.1fs; answering it on its "
+                    "behalf and waiting for its task to end",
+                    call.tool_use.id,
+                    call.tool_use.name,
+                    now - requested,
+                )
+                self._waiting.pop(call, None)
+                self._answer(call)

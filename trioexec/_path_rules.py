@@ -1,0 +1,110 @@
+"""gitignore-style path rules: the content of ``Read(...)``, ``Edit(...)`` and other file rules.
+
+A pure function: paths are compared lexically; callers that must see through
+symlinks (deny and ask rules) match the resolved path too.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+
+__all__ = ["match_path_rule"]
+
+
+def match_path_rule(content: str, path: str | os.PathLike[str], *, cwd: Path) -> bool:
+    """Whether the gitignore-style pattern ``content`` covers ``path``.
+
+    Where the pattern is rooted: ``//abs/x`` at the file system root,
+    ``~/x`` at the home directory, ``/x`` and ``./x`` at ``cwd`` (the settings
+    root); a bare ``x/y`` (a slash inside) is anchored at ``cwd`` too, while a
+    bare name without a slash (``*.env``) matches at any depth below ``cwd``.
+    ``*`` and ``?`` never cross ``/``; ``**`` spans directories; ``[...]`` is a
+    character class; a trailing ``/`` matches directories only (so what is
+    inside them).  As in gitignore, a path is covered when it or any of its
+    parent directories matches.  A relative ``path`` is resolved against
+    ``cwd``; paths are compared lexically (symlinks are not resolved).
+    """
+    pattern = content.strip()
+    if not pattern:
+        return False
+    if pattern.startswith("//"):
+        root, pattern = Path("/"), pattern[2:]
+    elif pattern == "~" or pattern.startswith("~/"):
+        root, pattern = Path.home(), pattern[2:]
+    elif pattern.startswith("./"):
+        root, pattern = cwd, pattern[2:]
+    elif pattern.startswith("/"):
+        root, pattern = cwd, pattern[1:]
+    else:
+        root = cwd
+        if "/" not in pattern.rstrip("/"):
+            pattern = "**/" + pattern
+    if not pattern:
+        return False
+    dir_only = pattern.endswith("/")
+    regex = _compile_glob(pattern.rstrip("/"))
+
+    raw = os.fspath(path)
+    target = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
+    rel = os.path.relpath(target, os.path.normpath(root))
+    if rel in (os.curdir, os.pardir) or rel.startswith(os.pardir + os.sep):
+        return False
+    parts = rel.split(os.sep)
+    # The path itself (when it can be a directory) and each parent directory.
+    last = len(parts) if (not dir_only or raw.endswith("/")) else len(parts) - 1
+    return any(regex.fullmatch("/".join(parts[:k])) for k in range(1, last + 1))
+
+
+@functools.lru_cache(maxsize=512)
+def _compile_glob(pattern: str) -> re.Pattern[str]:
+    segments: list[str] = []
+    for segment in pattern.split("/"):
+        if not (segment == "**" and segments and segments[-1] == "**"):
+            segments.append(segment)
+    out: list[str] = []
+    for index, segment in enumerate(segments):
+        first, last = index == 0, index == len(segments) - 1
+        if segment == "**":
+            if last:
+                out.append(".*" if first else "/.*")
+            else:
+                out.append("(?:.*/)?" if first else "/(?:.*/)?")
+            continue
+        if not first and segments[index - 1] != "**":
+            out.append("/")
+        out.append(_glob_segment(segment))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _glob_segment(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "\\" and i + 1 < len(segment):
+            out.append(re.escape(segment[i + 1]))
+            i += 2
+            continue
+        if c == "*":
+            while i + 1 < len(segment) and segment[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = segment.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                body = segment[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
