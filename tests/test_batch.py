@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 import trio
 import trio.testing
-from conftest import Job, Recorder, assert_no_new_tasks, make_tool, results_of, use
+from helpers import Recorder, assert_no_new_tasks, make_tool, results_of, use
 
 from trioexec import (
     CallContext,
@@ -20,6 +21,7 @@ from trioexec import (
     function_tool,
     run_tools,
 )
+from trioexec.testing import SCRIPTED_INPUT_SCHEMA
 
 READ = make_tool("Read")
 GREP = make_tool("Grep")
@@ -233,8 +235,8 @@ async def test_context_passed_in_is_not_mutated() -> None:
 
 
 async def test_tool_raising_value_error_is_a_plain_error_result() -> None:
-    @function_tool(name="Bad", input_type=Job)
-    async def bad(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
+    @function_tool(name="Bad", input_schema=SCRIPTED_INPUT_SCHEMA)
+    async def bad(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
         raise ValueError("bad input file")
 
     outcome = await run_tools([use("a", "Bad"), use("b", "Read")], [bad, READ])
@@ -253,8 +255,8 @@ class ShellError(Exception):
 
 
 def raising(exc: Exception) -> object:
-    @function_tool(name="Sh", input_type=Job)
-    async def sh(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
+    @function_tool(name="Sh", input_schema=SCRIPTED_INPUT_SCHEMA)
+    async def sh(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
         raise exc
 
     return sh
@@ -295,9 +297,9 @@ class Fatal(BaseException):
     """Not an Exception: a tool raising it is a bug, and it must propagate."""
 
 
-@function_tool(name="Fatal", input_type=Job, concurrency_safe=True)
-async def fatal(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
-    await trio.sleep(job.sleep)
+@function_tool(name="Fatal", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
+async def fatal(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+    await trio.sleep(job.get("sleep", 0.0))
     raise Fatal("boom")
 
 

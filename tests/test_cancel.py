@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import trio
 import trio.testing
-from conftest import REJECT, make_tool, use
+from helpers import REJECT, make_tool, use
 
 from trioexec import ToolUse, Turn, open_streaming_executor, run_tools
 from trioexec._call import Call

@@ -9,12 +9,10 @@ import pytest
 import trio
 import trio.lowlevel
 import trio.testing
-from conftest import (
+from helpers import (
     NOT_NOW,
     REJECT,
-    Job,
     Recorder,
-    ToolFailure,
     assert_no_new_tasks,
     live_tasks,
     make_tool,
@@ -35,6 +33,7 @@ from trioexec import (
     open_streaming_executor,
     run_tools,
 )
+from trioexec.testing import SCRIPTED_INPUT_SCHEMA, ScriptedToolError
 
 FALLBACK = "<tool_use_error>Error: Streaming fallback - tool execution discarded</tool_use_error>"
 
@@ -51,8 +50,13 @@ BASH = make_tool("Bash", safe="input", cascades=True, aliases=("Shell",))
 KILLABLE = make_tool("Killable", cascades=True, interrupt="cancel")
 
 
-@function_tool(name="Late", input_type=Job, concurrency_safe=True, cancels_siblings_on_error=True)
-async def late(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
+@function_tool(
+    name="Late",
+    input_schema=SCRIPTED_INPUT_SCHEMA,
+    concurrency_safe=True,
+    cancels_siblings_on_error=True,
+)
+async def late(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
     """Fails at t=1 after two scheduling points that cannot be cancelled.
 
     The failure happens in the same virtual instant as one of a call that
@@ -62,7 +66,7 @@ async def late(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
     await trio.sleep(1.0)
     await trio.lowlevel.cancel_shielded_checkpoint()
     await trio.lowlevel.cancel_shielded_checkpoint()
-    raise ToolFailure("exit 1")
+    raise ScriptedToolError("exit 1")
 
 
 TOOLS: list[Tool[Any]] = [READ, GREP, EDIT, FETCH, BASH, KILLABLE, late]
@@ -700,11 +704,16 @@ async def test_discard_cancels_queued_calls_in_events(
 # -- a tool that ignores cancellation -----------------------------------------------------------
 
 
-@function_tool(name="Stubborn", input_type=Job, concurrency_safe=True, interrupt_behavior="cancel")
-async def stubborn(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
+@function_tool(
+    name="Stubborn",
+    input_schema=SCRIPTED_INPUT_SCHEMA,
+    concurrency_safe=True,
+    interrupt_behavior="cancel",
+)
+async def stubborn(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
     """Shields itself from cancellation: it cannot be stopped, only waited for."""
     with trio.CancelScope(shield=True):
-        await trio.sleep(job.sleep)
+        await trio.sleep(job.get("sleep", 0.0))
     return "finished anyway"
 
 

@@ -15,7 +15,7 @@ import attrs
 import hypothesis
 import trio
 import trio.testing
-from conftest import NOT_NOW, REJECT, Recorder, live_tasks, make_tool
+from helpers import NOT_NOW, REJECT, Recorder, live_tasks, make_tool, use
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -69,7 +69,9 @@ def is_safe(name: str, job: dict[str, Any]) -> bool:
     kind = KINDS.get(name)
     if kind is None:
         return False
-    return bool(job.get("safe")) if kind.safe == "input" else kind.safe
+    if kind.safe != "input":
+        return kind.safe
+    return bool(job.get("concurrency_safe", job.get("safe")))  # ``use`` renames ``safe``
 
 
 def run_virtual(scenario: Any) -> Any:
@@ -168,7 +170,7 @@ def test_batch_invariants(
             job["command"] = f"cmd{index}"
             if fails:
                 job["error"] = f"failed {index}"
-        uses.append(ToolUse(f"t{index}", name, job))
+        uses.append(use(f"t{index}", name, **job))
     recorder = Recorder()
     effective_limit = limit or 10
 
@@ -381,7 +383,7 @@ def test_streaming_invariants(
                     if op[0] == "add":
                         tool_id = f"t{len(run.added)}"
                         run.added.append((tool_id, op[1], op[2]))
-                        executor.add_tool(ToolUse(tool_id, op[1], op[2]))
+                        executor.add_tool(use(tool_id, op[1], **op[2]))
                     elif op[0] == "interrupt":
                         turn.interrupt()
                     elif op[0] == "abort":

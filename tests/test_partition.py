@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
-from conftest import Job, make_tool, use
+from helpers import make_tool, use
 from hypothesis import given
 from hypothesis import strategies as st
 
 from trioexec import CallContext, ProgressSender, ToolRegistry, ToolUse, function_tool
 from trioexec.lowlevel import Batch
 from trioexec.lowlevel import partition_tool_calls as partition
+from trioexec.testing import SCRIPTED_INPUT_SCHEMA
 
 READ = make_tool("Read")
 GREP = make_tool("Grep")
@@ -72,11 +74,11 @@ def test_input_failing_the_schema_is_unsafe() -> None:
 
 
 def test_is_concurrency_safe_raising_means_unsafe() -> None:
-    def explode(job: Job) -> bool:
+    def explode(job: object) -> bool:
         raise RuntimeError("cannot tell")
 
-    @function_tool(name="Odd", input_type=Job, concurrency_safe=explode)
-    async def odd(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
+    @function_tool(name="Odd", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=explode)
+    async def odd(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
         return "x"
 
     uses = [use("a", "Read"), use("b", "Odd"), use("c", "Read")]

@@ -15,7 +15,7 @@ from typing import Any, SupportsIndex, overload
 import pytest
 import trio
 import trio.testing
-from conftest import REJECT, Recorder, results_of
+from helpers import REJECT, Recorder, results_of
 
 from trioexec import (
     CallContext,

@@ -8,7 +8,7 @@ import attrs
 import pytest
 import trio
 import trio.testing
-from conftest import Recorder, assert_no_new_tasks, make_tool, results_of, use
+from helpers import Recorder, assert_no_new_tasks, make_tool, results_of, use
 
 from trioexec import (
     CallContext,

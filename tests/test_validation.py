@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import jsonschema
 import jsonschema.validators
 import pytest
 import trio
-from conftest import Job, make_tool, use
+from helpers import make_tool, use
 
 from trioexec import (
     CallContext,
@@ -169,8 +170,25 @@ async def test_valid_input_reaches_the_tool_unchanged() -> None:
     assert tool.calls == [payload]
 
 
+@attrs.frozen
+class Step:
+    sleep: float = 0.0
+    progress: str | None = None
+
+
+@attrs.frozen
+class Job:
+    """An attrs input type: its JSON Schema is derived, nested class included."""
+
+    sleep: float = 0.0
+    steps: list[Step] = attrs.field(factory=list)
+
+
 async def test_schema_derived_from_attrs_input_type() -> None:
-    read = make_tool("Read")
+    @function_tool(name="Read", input_type=Job)
+    async def read(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
+        return "ok"
+
     result = await answer(use("t1", "Read", sleep=[1]), [read])
     line = "The parameter `sleep` type is expected as `number` but provided as `array`"
     assert result == ToolResult("t1", expected("Read", line), is_error=True)
@@ -185,9 +203,16 @@ async def test_schema_derived_from_attrs_input_type() -> None:
 # -- layer 2: cattrs structuring and validate_input ---------------------------------------------
 
 
+@attrs.frozen
+class Timed:
+    """An attrs input whose one field layer 2a (cattrs) checks."""
+
+    sleep: float = 0.0
+
+
 async def test_structuring_failure_is_reported_like_layer_one() -> None:
-    @function_tool(name="Loose", input_schema={"type": "object"}, input_type=Job)
-    async def loose(job: Job, ctx: CallContext, progress: ProgressSender) -> object:
+    @function_tool(name="Loose", input_schema={"type": "object"}, input_type=Timed)
+    async def loose(job: Timed, ctx: CallContext, progress: ProgressSender) -> object:
         raise AssertionError("never called")
 
     result = await answer(use("t1", "Loose", sleep="soon"), [loose])

@@ -1,0 +1,258 @@
+"""Shared test helpers: scripted tools, an event recorder, a no-orphan check.
+
+The scripted tools are the shipped :class:`trioexec.testing.ScriptedTool`, so
+the suite dogfoods the kit users test with.  :func:`make_tool` adds three
+test-only input keys the scenario language does not need: ``wait`` (wait on a
+named :class:`trio.Event` after the sleep and steps), ``append`` (return a
+context modifier appending the value to the ``trail`` key) and ``echo_trail``
+(output ``trail:`` plus the ``trail`` the call saw when it started); and it can
+log ``("begin" | "end", tool_use_id, time)`` around each call.  Without those
+keys a call does exactly what a plain ``ScriptedTool`` does, except that its
+default output is ``"ok"``.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+import trio
+
+from trioexec import CallEvent, Observer, ResultUpdate, ToolOutput, ToolUse
+from trioexec.testing import SCRIPTED_INPUT_SCHEMA, ScriptedTool, ScriptedToolError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from trioexec import (
+        CallContext,
+        ContextModifier,
+        ContextState,
+        JSONObject,
+        JSONValue,
+        ProgressSender,
+        Update,
+    )
+
+__all__ = [
+    "NOT_NOW",
+    "REJECT",
+    "Recorder",
+    "Step",
+    "assert_no_new_tasks",
+    "live_tasks",
+    "make_tool",
+    "results_of",
+    "use",
+]
+
+
+# The exact model-facing texts, spelled out here (not imported from trioexec) so a
+# change to them fails the tests.
+REJECT = (
+    "The user doesn't want to proceed with this tool use. The tool use was rejected "
+    "(eg. if it was a file edit, the new_string was NOT written to the file). "
+    "STOP what you are doing and wait for the user to tell you how to proceed."
+)
+NOT_NOW = (
+    "The user doesn't want to take this action right now. "
+    "STOP what you are doing and wait for the user to tell you how to proceed."
+)
+
+
+@attrs.frozen
+class Step:
+    """One step of a scripted call: sleep, then (optionally) send progress."""
+
+    sleep: float = 0.0
+    progress: str | None = None
+
+
+_TEST_KEYS = ("wait", "append", "echo_trail")
+_TEST_INPUT_SCHEMA: JSONObject = {
+    **SCRIPTED_INPUT_SCHEMA,
+    "properties": {
+        **SCRIPTED_INPUT_SCHEMA["properties"],  # type: ignore[dict-item]
+        "wait": {"type": "string"},
+        "append": {"type": "string"},
+        "echo_trail": {"type": "boolean"},
+    },
+}
+
+
+class _TestTool(ScriptedTool):
+    """A ScriptedTool that also understands ``wait``, ``append`` and ``echo_trail``."""
+
+    input_schema = _TEST_INPUT_SCHEMA
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        events: Mapping[str, trio.Event],
+        log: list[tuple[str, str, float]] | None,
+        **options: Any,
+    ) -> None:
+        super().__init__(name, **options)
+        self.events = events
+        self.log = log
+
+    async def call(
+        self,
+        input: Mapping[str, JSONValue],  # noqa: A002
+        ctx: CallContext,
+        progress: ProgressSender,
+    ) -> object:
+        tool_id = ctx.tool_use.id
+        if self.log is not None:
+            self.log.append(("begin", tool_id, trio.current_time()))
+        trail_seen = _trail(ctx.state)
+        script = {k: v for k, v in input.items() if k not in (*_TEST_KEYS, "error")}
+        script.setdefault("output", "ok")
+        if not script.get("sleep"):
+            script.pop("sleep", None)  # no sleep at all: the call never checkpoints
+        done = await super().call(script, ctx, progress)  # the sleep, the steps, the output
+        wait = input.get("wait")
+        if isinstance(wait, str):
+            await self.events[wait].wait()
+        if self.log is not None:
+            self.log.append(("end", tool_id, trio.current_time()))
+        error = input.get("error")
+        if isinstance(error, str):
+            raise ScriptedToolError(error)
+        output, modifier = (
+            (done.value, done.context_modifier) if isinstance(done, ToolOutput) else (done, None)
+        )
+        if input.get("echo_trail") is True:
+            output = "trail:" + ",".join(trail_seen)
+        append = input.get("append")
+        if isinstance(append, str):
+            modifier = _then_append(modifier, append)
+        return ToolOutput(output, modifier) if modifier is not None else output
+
+
+def _then_append(first: ContextModifier | None, value: str) -> ContextModifier:
+    def modify(state: ContextState) -> ContextState:
+        state = first(state) if first is not None else state
+        return {**state, "trail": (*_trail(state), value)}
+
+    return modify
+
+
+def _trail(state: Mapping[str, object]) -> tuple[str, ...]:
+    trail = state.get("trail", ())
+    assert isinstance(trail, tuple)
+    return tuple(str(item) for item in trail)
+
+
+Safety = bool | Literal["input"]
+
+
+def make_tool(
+    name: str,
+    *,
+    safe: Safety = True,
+    interrupt: Literal["cancel", "block"] = "block",
+    cascades: bool = False,
+    events: Mapping[str, trio.Event] | None = None,
+    log: list[tuple[str, str, float]] | None = None,
+    aliases: tuple[str, ...] = (),
+) -> ScriptedTool:
+    """A scripted tool named ``name``; each call's input (see :func:`use`) decides what it does.
+
+    ``safe="input"`` lets the input's ``safe`` decide concurrency safety per call.
+    ``events`` are the :class:`trio.Event` objects a ``wait`` key names.
+    """
+    return _TestTool(
+        name,
+        events=events if events is not None else {},
+        log=log,
+        concurrency_safe=safe,
+        interrupt_behavior=interrupt,
+        cancels_siblings_on_error=cascades,
+        aliases=aliases,
+    )
+
+
+def use(tool_id: str, name: str, **job: Any) -> ToolUse:
+    """A tool_use for a scripted tool, as the model would send it.
+
+    ``job`` is the scripted input; ``safe`` stands for ``concurrency_safe``, and
+    a step may sleep and then report (a :class:`Step`, or a dict with both keys).
+    """
+    if "safe" in job:
+        job["concurrency_safe"] = job.pop("safe")
+    steps = job.get("steps")
+    if isinstance(steps, list):
+        job["steps"] = [part for step in steps for part in _step_parts(step)]
+    return ToolUse(tool_id, name, job)
+
+
+def _step_parts(step: object) -> list[object]:
+    """A step that sleeps then reports becomes the two one-key steps ScriptedTool reads."""
+    if isinstance(step, Step):
+        sleep, report = step.sleep, step.progress
+    elif isinstance(step, dict) and set(step) == {"sleep", "progress"}:
+        sleep, report = step["sleep"], step["progress"]
+    else:
+        return [step]
+    parts: list[object] = []
+    if sleep:
+        parts.append({"sleep": sleep})
+    if report is not None:
+        parts.append({"progress": report})
+    return parts
+
+
+class Recorder(Observer):
+    """Records every call event and every interruptible-state change."""
+
+    def __init__(self) -> None:
+        self.events: list[CallEvent] = []
+        self.interruptible: list[tuple[float, bool]] = []
+
+    def call_event(self, event: CallEvent) -> None:
+        self.events.append(event)
+
+    def interruptible_changed(self, interruptible: bool) -> None:
+        self.interruptible.append((trio.current_time(), interruptible))
+
+    def kinds(self, tool_use_id: str) -> list[str]:
+        """The kinds of one call's events, in order (progress and call spans included)."""
+        return [e.kind for e in self.events if e.tool_use_id == tool_use_id]
+
+    def times(self, kind: str) -> dict[str, float]:
+        """tool_use id -> time of its (last) event of ``kind``."""
+        return {e.tool_use_id: e.time for e in self.events if e.kind == kind}
+
+    def of_kind(self, kind: str) -> list[CallEvent]:
+        return [e for e in self.events if e.kind == kind]
+
+
+def results_of(updates: list[Update]) -> list[ResultUpdate]:
+    """The result updates among ``updates``, in order."""
+    return [u for u in updates if isinstance(u, ResultUpdate)]
+
+
+def live_tasks() -> set[trio.lowlevel.Task]:
+    """Every task alive in the current trio run (walked from the root task)."""
+    found: set[trio.lowlevel.Task] = set()
+    pending = [trio.lowlevel.current_root_task()]
+    while pending:
+        task = pending.pop()
+        if task is None or task in found:
+            continue
+        found.add(task)
+        for nursery in task.child_nurseries:
+            pending.extend(nursery.child_tasks)
+    return found
+
+
+@contextmanager
+def assert_no_new_tasks() -> Iterator[None]:
+    """Fail if a task started inside the block is still alive when the block ends."""
+    before = live_tasks()
+    yield
+    leftover = live_tasks() - before
+    assert not leftover, f"tasks left behind: {sorted(t.name for t in leftover)}"
