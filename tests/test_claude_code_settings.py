@@ -404,3 +404,25 @@ def test_a_clean_file_has_no_problems(tmp_path: Path) -> None:
         },
     )
     assert load_settings(clean).problems == ()
+
+
+async def test_an_async_hook_cannot_block(tmp_path: Path) -> None:
+    """Hooks reference: "Async hooks cannot block tool calls or return decisions"; an
+    ``async: true`` hook that exits 2 or denies leaves the call to the other guard rails."""
+    block = script(tmp_path, "block.sh", "echo no >&2\nexit 2\n")
+    deny = script(
+        tmp_path,
+        "deny.sh",
+        'echo \'{"hookSpecificOutput": {"hookEventName": "PreToolUse", '
+        '"permissionDecision": "deny"}}\'\n',
+    )
+    handlers = [
+        {"type": "command", "command": block, "async": True},
+        {"type": "command", "command": deny, "async": True},
+    ]
+    guard = GuardRails.from_settings(
+        {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": handlers}]}}
+    )
+    assert [e.run_async for e in guard.hooks.entries] == [True, True]
+    outcome = await run(tmp_path, guard, ToolUse("toolu_1", "Bash", {"command": "echo ran"}))
+    assert outcome.results[0].content == "ran"

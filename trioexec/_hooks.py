@@ -162,7 +162,8 @@ class HookEntry:
     condition: str | None = None
     """The handler's ``if``: a permission rule (``Bash(git *)``) the call must match."""
     run_async: bool = False
-    """``async: true``: runs beside the call and never decides anything."""
+    """``async: true``: runs like the others, but cannot block, decide, rewrite the
+    input or add context (Claude Code runs it in the background)."""
     _matches: Callable[[str], bool] = attrs.field(init=False, repr=False, eq=False)
 
     @_matches.default
@@ -344,7 +345,11 @@ async def run_hooks(
             async with trio.open_nursery() as nursery:
                 for index in range(len(entries)):
                     nursery.start_soon(run_into, index)
-    done = tuple(r for r in results if r is not None)
+    done = tuple(
+        _without_say(r) if entry.run_async else r
+        for entry, r in zip(entries, results, strict=True)
+        if r is not None
+    )
     for result in done:
         if result.error is not None:
             logger.warning(
@@ -355,6 +360,11 @@ async def run_hooks(
                 result.error,
             )
     return done
+
+
+def _without_say(result: HookResult) -> HookResult:
+    """An ``async: true`` hook's result: it cannot block or decide; only a failure is kept."""
+    return HookResult(label=result.label, error=result.error)
 
 
 async def _run_entry(

@@ -265,7 +265,6 @@ async def run_assistant_turn(
                 observers=observers,
                 max_concurrency=max_concurrency,
             ) as executor:
-
                 deliver = _Deliver(attempt, on_update)
                 with watch.turn_scope:
                     if turn.interrupted:
