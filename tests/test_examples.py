@@ -57,6 +57,17 @@ EXPECTED: dict[str, list[str]] = {
         "ls -la                     -> (ran ls -la)",
         "+ additional_context: The test suite takes about a minute.",
     ],
+    "file_rules.py": [
+        "toolu_1 Write       -> Permission to edit {workspace}/vendor/lib.py has been denied.",
+        "toolu_2 Write       -> Permission to edit {workspace}/third_party/lib.py has been denied.",
+        "toolu_3 append_note -> Permission to edit {workspace}/vendor/NOTES has been denied.",
+        "toolu_4 Glob        -> src/app.py\n",
+        "toolu_5 Grep        -> src/app.py:1 |  | Found 1 total occurrence across 1 file.",
+        "(can_use_tool asked about Write .git/hooks/pre-commit: no)",
+        "toolu_6 Write       -> Not without a review.",
+        "toolu_7 append_note -> appended to src/notes.txt",
+        ".git/hooks/pre-commit written: False",
+    ],
     "results_budget.py": [
         "Output too large (58.6KB). Full output saved to: {session}/tool-results/toolu_big.txt",
         "toolu_a    2,155 chars  persisted",

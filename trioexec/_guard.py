@@ -245,6 +245,8 @@ async def authorize_call(
     )
     if result.behavior == "ask":
         if guard.can_use_tool is None:
+            if result.safety_check and result.message:
+                return verdict(False, raw, result.message)
             return verdict(False, raw, permission_not_granted_message(tool.name))
         result = await guard.can_use_tool(tool.name, observed, tool_use.id)
         if result.behavior != "allow":

@@ -18,6 +18,7 @@ import trio
 
 from ._call import CallOutcome, error_outcome, unknown_tool_outcome
 from ._events import CallEvent, ObserverSet
+from ._file_access import denial_before_validation, protected_write
 from ._format_error import format_tool_error
 from ._groups import split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
@@ -100,6 +101,9 @@ async def run_tool_use(
         session_dir=env.session_dir,
         permissions=guard.permissions if guard is not None else None,
     )
+    denial = denial_before_validation(tool, parsed, ctx)
+    if denial is not None:  # before validation, which could reveal the denied file
+        return error_outcome(tool_id, denial)
     try:
         semantic_error = await tool.validate_input(parsed, ctx)
     except Exception as exc:
@@ -289,8 +293,11 @@ async def _tool_permission_only(
     call; deny, ask and passthrough (which asks, and nobody can answer) refuse.
     """
     decision = await tool.check_permissions(parsed, ctx)
-    if decision.behavior == "allow":
-        return None
     if decision.behavior == "deny":
         return decision.message or permission_denied_message(tool.name)
+    decision = protected_write(tool, parsed, ctx) or decision
+    if decision.behavior == "allow":
+        return None
+    if decision.safety_check and decision.message:
+        return decision.message
     return permission_not_granted_message(tool.name)

@@ -6,7 +6,9 @@
 1. a whole-tool deny rule -> deny; in ``plan`` mode, a call that is not
    read-only (``Tool.is_read_only``) -> deny
 2. a whole-tool ask rule -> ask
-3. a content deny rule, then the tool's own check (its deny -> deny)
+3. a content deny rule, then the tool's own check (its deny -> deny; its
+   safety-check ask, or a write to a protected path -> ask, which nothing
+   below can skip)
 4. a content ask rule -> ask
 5. a PreToolUse hook's ``allow`` -> allow, its ``ask`` -> ask (only here,
    after every deny and ask rule: a hook never overrides them)
@@ -24,6 +26,11 @@ its input; it is told the rule's behavior, so a shell command is caught by a
 deny or ask rule when any part of it matches, while an allow rule must cover
 every part.  Rules name a tool by its name or a deprecated alias.
 
+A tool declaring :class:`~trioexec.PathAccess` is also governed by the rules
+of its families (``Read`` for a reader, ``Edit`` for a writer: ``Edit(...)``
+rules govern ``Write``), and its rule content is a path pattern matched
+against the declared field (:mod:`trioexec._file_access`).
+
 A tool whose ``match_rule_content`` answers None (the base class; a function
 tool without a ``rule_matcher``) cannot say whether ``Tool(content)``
 applies, so such rules fail closed: a deny or ask rule with content applies to
@@ -36,6 +43,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from ._file_access import (
+    path_access_of,
+    path_denial_message,
+    paths_match,
+    protected_write,
+    rule_names,
+)
 from ._rules import PermissionRule, RuleBehavior
 from ._texts import permission_denied_message, plan_mode_denied_message
 from ._tool import PermissionResult
@@ -79,22 +93,26 @@ async def check_permission_chain(
     On cancellation the tool's own check is cancelled and Cancelled propagates.
     """
     name = tool.name
-    names = (name, *tool.aliases) if tool.aliases else (name,)
+    access = path_access_of(tool)
+    names = rule_names(tool, access, "deny")
     deny = permissions.rules_for(names, "deny")
     if deny.whole:
         return PermissionResult.deny(permission_denied_message(name))
     if permissions.mode == "plan" and not _reads_only(tool, parsed_input):
         return PermissionResult.deny(plan_mode_denied_message(name))
-    ask = permissions.rules_for(names, "ask")
+    ask = permissions.rules_for(rule_names(tool, access, "ask"), "ask")
     if ask.whole:
         return PermissionResult.ask()
     if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny", permissions):
-        return PermissionResult.deny(
-            tool.rule_denial_message(parsed_input, ctx) or permission_denied_message(name)
-        )
+        return PermissionResult.deny(path_denial_message(tool, parsed_input, ctx, deny.contents))
     own = tool_check if tool_check is not None else await tool.check_permissions(parsed_input, ctx)
     if own.behavior == "deny":
         return PermissionResult.deny(own.message or permission_denied_message(name))
+    if own.behavior == "ask" and own.safety_check:
+        return own
+    protected = protected_write(tool, parsed_input, ctx)
+    if protected is not None:
+        return protected
     if _any_rule_matches(tool, ask.contents, parsed_input, ctx, "ask", permissions):
         return PermissionResult.ask()
     allowed = own if own.behavior == "allow" else PermissionResult.allow()
@@ -104,7 +122,7 @@ async def check_permission_chain(
         return PermissionResult.ask(own.message)
     if permissions.mode == "bypass":
         return allowed
-    allow = permissions.rules_for(names, "allow")
+    allow = permissions.rules_for(rule_names(tool, access, "allow"), "allow")
     if allow.whole or _any_rule_matches(
         tool, allow.contents, parsed_input, ctx, "allow", permissions
     ):
@@ -135,6 +153,11 @@ def _any_rule_matches(
     A content the tool cannot interpret (None) counts as matching a deny or ask
     rule and as not matching an allow rule; every such content is warned about.
     """
+    if not contents:
+        return False
+    access = path_access_of(tool)
+    if access is not None:  # a declared path: the content is a path pattern
+        return paths_match(contents, access.paths(parsed_input), ctx.cwd, behavior)
     unread = False
     for content in contents:
         matched = tool.match_rule_content(content, parsed_input, ctx, behavior=behavior)

@@ -32,6 +32,7 @@ __all__ = [
     "permission_not_granted_message",
     "plan_mode_denied_message",
     "read_denied_message",
+    "sensitive_file_message",
     "sibling_error_message",
     "stopped_by_pre_tool_use_hook",
     "system_reminder",
@@ -104,6 +105,11 @@ def plan_mode_denied_message(tool_name: str) -> str:
 def permission_not_granted_message(tool_name: str) -> str:
     """Answer to an ask when the application gave no ``can_use_tool`` callback."""
     return f"Claude requested permissions to use {tool_name}, but you haven't granted it yet."
+
+
+def sensitive_file_message(path: str) -> str:
+    """Answer to a write to a protected path (``.git/``, ``~/.bashrc``) nobody approved."""
+    return f"Claude requested permissions to edit {path} which is a sensitive file."
 
 
 def hook_denied_message(tool_name: str) -> str:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
 
 import attrs
 
@@ -23,6 +24,9 @@ from ._permission_context import PermissionContext
 from ._rules import RuleBehavior
 from ._schema import schema_for_attrs
 from ._signature import FunctionSignature, read_signature
+
+if TYPE_CHECKING:
+    from ._path_access import PathAccess
 
 __all__ = [
     "CallContext",
@@ -59,11 +63,18 @@ PermissionBehavior: TypeAlias = Literal["allow", "deny", "ask", "passthrough"]
 
 @attrs.frozen
 class PermissionResult:
-    """A permission answer: allow, deny (with a message), ask, or passthrough (no opinion)."""
+    """A permission answer: allow, deny (with a message), ask, or passthrough (no opinion).
+
+    ``safety_check`` marks an ask that nothing but the application may answer:
+    neither bypass mode nor an allow rule nor a hook's allow skips it (a write
+    to a protected path such as ``.git/config``), and with no ``can_use_tool``
+    callback its ``message`` is the denial the model reads.
+    """
 
     behavior: PermissionBehavior
     message: str | None = None
     updated_input: Mapping[str, JSONValue] | None = None
+    safety_check: bool = False
 
     @classmethod
     def allow(cls, updated_input: Mapping[str, JSONValue] | None = None) -> PermissionResult:
@@ -76,9 +87,15 @@ class PermissionResult:
         return cls("deny", message)
 
     @classmethod
-    def ask(cls, message: str | None = None) -> PermissionResult:
-        """Ask the application (``can_use_tool``) whether the call may go ahead."""
-        return cls("ask", message)
+    def ask(cls, message: str | None = None, *, safety_check: bool = False) -> PermissionResult:
+        """Ask the application (``can_use_tool``) whether the call may go ahead.
+
+        With ``safety_check=True`` (a tool's own check may answer so) the ask
+        holds in every mode and against every allow rule and hook, as for a
+        protected path; ``message`` then tells the model why when nobody can
+        answer.
+        """
+        return cls("ask", message, None, safety_check)
 
     @classmethod
     def passthrough(cls) -> PermissionResult:
@@ -134,6 +151,10 @@ class Tool(Generic[InputT]):
     is_mcp: bool = False
     """True for a tool served by an MCP server (a name starting ``mcp__`` counts too):
     a PostToolUse hook's ``updatedMCPToolOutput`` then replaces its output."""
+    path_access: PathAccess | None = None
+    """Which input field names a path the tool reads or writes (None: none).  A declaring
+    tool is governed by ``Read`` rules (reads) or ``Edit`` rules (writes) besides its own,
+    its rule content is a path pattern, and its writes to protected paths always ask."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:  # noqa: ANN401
         """Check what a subclass defines at class creation, so mistakes surface at once.
@@ -238,14 +259,26 @@ class Tool(Generic[InputT]):
         input: Mapping[str, JSONValue],  # noqa: A002
         cwd: Path,
     ) -> Mapping[str, JSONValue]:
-        """The input as hooks and ``can_use_tool`` see it.  Default: unchanged.
+        """The input as hooks and ``can_use_tool`` see it: declared paths made absolute.
 
-        Claude Code's file tools make ``file_path`` absolute here (``~`` and
-        relative paths against ``cwd``), so a hook that blocks ``/etc/*`` is
-        not led around by ``../../etc/hostname``.  Return a new mapping, never
-        change ``input``: the tool itself is called with the model's input
-        unless a hook or the application replaced it.  Must be idempotent.
+        As Claude Code's ``backfillObservableInput`` ("hooks.mdx documents
+        file_path as absolute; expand so hook allowlists can't be bypassed via
+        ~ or relative paths"): the field ``path_access`` declares (a path or a
+        list of paths) gets ``~`` expanded and is joined to ``cwd``, so a hook
+        that blocks ``/etc/*`` sees ``/etc/hostname``, never
+        ``../../etc/hostname``.  The tool itself still runs with the model's
+        input unless a hook or the application replaces it.  A tool without
+        ``path_access``: the input unchanged.  Must return a new mapping and
+        be idempotent.
         """
+        access = self.path_access
+        raw = input.get(access.field) if access is not None else None
+        if access is None or raw is None:
+            return input
+        if isinstance(raw, str):
+            return {**input, access.field: _absolute(raw, cwd)} if raw else input
+        if isinstance(raw, list) and all(isinstance(item, str) for item in raw):
+            return {**input, access.field: [_absolute(str(item), cwd) for item in raw]}
         return input
 
     def tool_response(self, input: InputT, output: object) -> JSONValue:  # noqa: A002
@@ -286,6 +319,11 @@ class Tool(Generic[InputT]):
 
     def __repr__(self) -> str:
         return f"<Tool {getattr(self, 'name', '?')!r}>"
+
+
+def _absolute(raw: str, cwd: Path) -> str:
+    """``raw`` with ``~`` expanded, joined to ``cwd``, normalised (no file system access)."""
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
 
 
 def is_mcp_tool(tool: Tool[Any]) -> bool:
@@ -377,8 +415,10 @@ class FunctionTool(Tool[InputT]):
         aliases: tuple[str, ...],
         rule_matcher: RuleMatcher[InputT] | None = None,
         signature: FunctionSignature | None = None,
+        path_access: PathAccess | None = None,
     ) -> None:
         self._func = func
+        self.path_access = path_access
         self._signature = signature or read_signature(
             func,
             tool_name=name,
@@ -439,6 +479,7 @@ def function_tool(
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
     rule_matcher: RuleMatcher[Any] | None = None,
+    path_access: PathAccess | None = None,
 ) -> Callable[[ToolFunction], Tool[Any]]: ...
 
 
@@ -456,6 +497,7 @@ def function_tool(
     max_result_size_chars: float = 100_000,
     aliases: tuple[str, ...] = (),
     rule_matcher: RuleMatcher[Any] | None = None,
+    path_access: PathAccess | None = None,
 ) -> Tool[Any] | Callable[[ToolFunction], Tool[Any]]:
     """Make a :class:`Tool` of an async function; use bare (``@function_tool``) or with options.
 
@@ -484,6 +526,12 @@ def function_tool(
     Without one, the tool cannot interpret rule content: a deny or ask rule
     with content then applies to every call of the tool, and an allow rule with
     content never matches.
+
+    ``path_access`` declares the input field naming a path the tool reads or
+    writes (``PathAccess("path", writes=True)``): ``Read`` or ``Edit`` rules
+    then govern the tool as they govern the standard file tools, its rule
+    content is a path pattern (no ``rule_matcher`` needed), and a write to a
+    protected path always asks.
 
     Raises:
         ToolDefinitionError: at definition time, naming the tool and the fix:
@@ -537,6 +585,7 @@ def function_tool(
             aliases=tuple(aliases),
             rule_matcher=rule_matcher,
             signature=signature,
+            path_access=path_access,
         )
         tool_schema(tool)  # an input type without a JSON Schema equivalent fails here, not later
         return tool

@@ -4,22 +4,28 @@
 the mode; :func:`check_permission_chain` decides one call the way
 :class:`~trioexec.GuardRails` does.  The matchers are for your own tools'
 ``match_rule_content``, which is told the rule's :data:`RuleBehavior`.
+:class:`PathAccess` declares the path a tool reads or writes (so ``Read`` or
+``Edit`` rules govern it), and :func:`protected_path_reason` says why a write
+target (``.git/config``, ``~/.bashrc``) must always be asked about.
 """
 
 from __future__ import annotations
 
 from . import _util
 from ._bash_rules import match_bash_rule as match_bash_rule
+from ._path_access import PathAccess as PathAccess
 from ._path_rules import match_path_rule as match_path_rule
 from ._permission_context import PermissionContext as PermissionContext
 from ._permission_context import PermissionMode as PermissionMode
 from ._permission_context import PermissionModeName as PermissionModeName
 from ._permissions import check_permission_chain as check_permission_chain
+from ._protected import protected_path_reason as protected_path_reason
 from ._rules import PermissionRule as PermissionRule
 from ._rules import RuleBehavior as RuleBehavior
 from ._shell_syntax import split_bash_command as split_bash_command
 
 __all__ = [
+    "PathAccess",
     "PermissionContext",
     "PermissionMode",
     "PermissionModeName",
@@ -28,6 +34,7 @@ __all__ = [
     "check_permission_chain",
     "match_bash_rule",
     "match_path_rule",
+    "protected_path_reason",
     "split_bash_command",
 ]
 

@@ -10,14 +10,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
+from .._file_access import path_rule_covers as _path_rule_covers
 from .._texts import edit_denied_message, read_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, Tool
 from ._paths import OutsideRootError, absolute_path, resolve_path
 from ._responses import reported_response
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from .._models import JSONValue
     from .._rules import RuleBehavior
 
@@ -157,15 +156,7 @@ def path_rule_covers(content: str, path: Path | str, cwd: Path) -> bool:
     symlinked working directory does not move the rules' root.  Blocking file
     system calls (``realpath``); cheap enough to run in the event loop thread.
     """
-    from .._path_rules import match_path_rule
-
-    if match_path_rule(content, path, cwd=cwd):
-        return True
-    real = os.path.realpath(os.path.join(cwd, path))
-    real_cwd = Path(os.path.realpath(cwd))
-    return match_path_rule(content, real, cwd=cwd) or (
-        real_cwd != cwd and match_path_rule(content, real, cwd=real_cwd)
-    )
+    return _path_rule_covers(content, path, cwd, behavior="deny")
 
 
 class PathTool(Tool[InputT]):
@@ -179,8 +170,6 @@ class PathTool(Tool[InputT]):
     interrupt_behavior: InterruptBehavior = "cancel"
     read_only = True
     """Read-only tools are allowed inside the working directory without asking."""
-    path_key = "file_path"
-    """The input field that names the path (made absolute for hooks)."""
 
     def __init__(self, root: Path | str | None = None) -> None:
         self.root = Path(os.path.abspath(root)) if root is not None else None
@@ -210,32 +199,13 @@ class PathTool(Tool[InputT]):
     ) -> bool:
         """Match a ``Tool(pattern)`` rule against the input's path (gitignore-style).
 
-        An allow rule matches the path as written.  A deny or ask rule also
-        matches the path with symlinks resolved, so a link cannot lead around
-        it (``docs -> secrets`` does not escape ``Read(./secrets/**)``).
+        A deny or ask rule matches the path as written or with symlinks
+        resolved, so a link cannot lead around it (``docs -> secrets`` does not
+        escape ``Read(./secrets/**)``); an allow rule must match both, so a
+        link cannot lead out of an allowed tree.  The permission chain matches
+        the rules of every declaring tool this way (``path_access``).
         """
-        path = absolute_path(self.input_path(input) or ".", ctx.cwd)
-        if behavior == "allow":
-            from .._path_rules import match_path_rule
-
-            return match_path_rule(content, path, cwd=ctx.cwd)
-        return path_rule_covers(content, path, ctx.cwd)
-
-    def observable_input(
-        self,
-        input: Mapping[str, JSONValue],  # noqa: A002
-        cwd: Path,
-    ) -> Mapping[str, JSONValue]:
-        """The input with its path made absolute (``~`` expanded, relative to ``cwd``).
-
-        As Claude Code's ``backfillObservableInput``: hooks and ``can_use_tool``
-        see ``/work/app/src/a.py``, never ``src/a.py`` or ``../../etc/passwd``;
-        the tool itself still runs with the model's input.
-        """
-        raw = input.get(self.path_key)
-        if not isinstance(raw, str) or not raw:
-            return input
-        return {**input, self.path_key: str(absolute_path(raw, cwd))}
+        return _path_rule_covers(content, self.input_path(input) or ".", ctx.cwd, behavior=behavior)
 
     def tool_response(self, input: InputT, output: object) -> JSONValue:  # noqa: A002
         """The output object the call reported (:mod:`~trioexec.tools._responses`)."""

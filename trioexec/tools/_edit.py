@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._path_access import PathAccess
 from ._base import (
     BINARY_SNIFF_BYTES,
     FileToolError,
@@ -123,6 +124,9 @@ class EditTool(PathTool[EditInput]):
     input_type = EditInput
     interrupt_behavior = "block"
     read_only = False
+    path_access = PathAccess("file_path", reads=True, writes=True)
+    """Edit reads the file it changes (its errors tell what the file holds), so
+    Read deny and ask rules govern it as well as Edit rules."""
 
     def input_path(self, input: EditInput) -> str:  # noqa: A002
         return input.file_path

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
+from .._path_access import PathAccess
 from .._tool import PermissionResult
 from ._base import FileToolError, PathTool
 from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic
@@ -80,7 +82,7 @@ class GlobTool(PathTool[GlobInput]):
         f"{MAX_RESULTS}."
     )
     input_type = GlobInput
-    path_key = "path"
+    path_access = PathAccess("path", reads=True, default=".")
 
     def __init__(self, root: Path | str | None = None, *, ripgrep: RipgrepChoice = True) -> None:
         super().__init__(root)
@@ -141,7 +143,10 @@ class GlobTool(PathTool[GlobInput]):
                     rg, search.base, hidden=search.hidden, max_depth=search.max_depth
                 )
             listings.append(listed)
-        text = await trio.to_thread.run_sync(functools.partial(_run, searches, listings, cwd))
+        hidden = read_filter(self, ctx, input.path)
+        text = await trio.to_thread.run_sync(
+            functools.partial(_run, searches, listings, cwd, hidden)
+        )
         took = round((time.monotonic() - started) * 1000)
         response = glob_response(
             text, no_files=NO_FILES, truncated_note=TRUNCATED_NOTE, duration_ms=took
@@ -201,12 +206,19 @@ def _search_for(pattern: str, base: Path, root: Path | None, original: str) -> _
     return _Search(search_base, compiled, depth, is_hidden_pattern(rest))
 
 
-def _run(searches: list[_Search], listings: list[list[str] | None], cwd: Path) -> str:
+def _run(
+    searches: list[_Search],
+    listings: list[list[str] | None],
+    cwd: Path,
+    hidden: ReadFilter = NOTHING_HIDDEN,
+) -> str:
     found: dict[str, float] = {}
     for search, listed in zip(searches, listings, strict=True):
         if not search.base.is_dir():
             continue
         for path in _matching(search, listed):
+            if hidden and hidden.hides(path):  # a Read-denied file: not even its name
+                continue
             try:
                 mtime = os.stat(path, follow_symlinks=False).st_mtime
             except OSError:

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 import attrs
 import trio
 
-from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary, path_rule_covers
+from .._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
+from .._path_access import PathAccess
+from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary
 from ._filetypes import UnknownFileTypeError, type_matcher
 from ._globs import GlobPatternError, compile_glob, expand_braces
 from ._ignore import FileSelection, is_hidden_pattern, walk_selected
@@ -38,7 +40,6 @@ from ._ripgrep import (
 
 if TYPE_CHECKING:
     from .._models import JSONObject, JSONValue
-    from .._permission_context import PermissionContext
     from .._tool import CallContext, ProgressSender
 
 __all__ = ["GREP_SCHEMA", "GrepInput", "GrepTool", "OutputMode"]
@@ -181,7 +182,8 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
     followed.  Binary files, files over 64 MiB and version-control
     directories are skipped; symlinked files that lead outside the workspace
     root are skipped too, and so, without a word, are files a ``Read`` or
-    ``Grep`` deny rule covers (``ctx.permissions``).  The search runs in a
+    ``Grep`` deny or ask rule covers (``ctx.permissions``;
+    :func:`~trioexec._file_access.read_filter`): never read, named or counted.  The search runs in a
     worker thread that checks for cancellation between files (ripgrep, when
     used, in a subprocess killed on cancellation).
 
@@ -192,7 +194,6 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
     """
 
     name = "Grep"
-    path_key = "path"
     description = (
         "Searches file contents with a Python regular expression. Filter files with `glob` or "
         "`type`; output_mode 'files_with_matches' (default) lists files, 'content' shows "
@@ -201,6 +202,7 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
     )
     input_schema = GREP_SCHEMA
     max_result_size_chars = 20_000
+    path_access = PathAccess("path", reads=True, default=".")
 
     def __init__(self, root: Path | str | None = None, *, ripgrep: RipgrepChoice = True) -> None:
         super().__init__(root)
@@ -281,7 +283,7 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
             target,
             ctx.cwd,
             real_root,
-            _denied_reads(ctx.permissions),
+            read_filter(self, ctx, grep.path),
             file_type,
             hidden,
             tuple(required_literals(grep.pattern, ignore_case=grep.case_insensitive) or ()),
@@ -299,19 +301,6 @@ def _glob_parts(glob: str) -> list[str]:
         else:
             parts.extend(p for p in word.split(",") if p)
     return parts
-
-
-_READ_TOOLS = ("Read", "Grep")
-"""Whose deny rules hide a file from a search (as Claude Code's Grep does)."""
-
-
-def _denied_reads(permissions: PermissionContext | None) -> tuple[str, ...] | None:
-    """The path patterns of the Read/Grep deny rules (None: a whole-tool Read deny)."""
-    if permissions is None:
-        return ()
-    if any(rule.tool_name == "Read" and rule.content is None for rule in permissions.deny):
-        return None
-    return tuple(c for name in _READ_TOOLS for c in permissions.rule_contents(name, "deny"))
 
 
 def _realpath_or_none(path: Path | None) -> Path | None:
@@ -337,9 +326,8 @@ class _Job:
     target: Path
     cwd: Path
     root: Path | None
-    denied: tuple[str, ...] | None = ()
-    """Path patterns of Read/Grep deny rules: matching files are skipped silently
-    (None: every file is)."""
+    denied: ReadFilter = NOTHING_HIDDEN
+    """The files Read/Grep deny and ask rules cover: never read, named or counted."""
     file_type: re.Pattern[str] | None = None
     hidden: bool = False
     """The ``glob`` names hidden entries, so hidden files are searched."""
@@ -378,10 +366,8 @@ class _Job:
         ]
 
     def _is_denied(self, path: Path) -> bool:
-        """Whether a Read/Grep deny rule covers the file (as written or resolved)."""
-        if self.denied is None:
-            return True
-        return any(path_rule_covers(content, path, self.cwd) for content in self.denied)
+        """Whether a Read/Grep deny or ask rule covers the file (as written or resolved)."""
+        return bool(self.denied) and self.denied.hides(path)
 
     def _search(self, path: Path, shown: str, *, single: bool) -> _Hit | None:
         try:

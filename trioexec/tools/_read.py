@@ -17,6 +17,7 @@ import attrs
 import trio
 
 from .._models import ImageBlock
+from .._path_access import PathAccess
 from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary, open_regular
 from ._responses import Reported, reported_response
 
@@ -105,6 +106,7 @@ class ReadTool(PathTool[ReadInput]):
     )
     input_type = ReadInput
     max_result_size_chars = math.inf
+    path_access = PathAccess("file_path", reads=True)
 
     def is_concurrency_safe(self, input: ReadInput) -> bool:  # noqa: A002
         return True

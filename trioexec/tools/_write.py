@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._path_access import PathAccess
 from ._base import FileToolError, PathTool, open_regular, write_text, written_message
 from ._responses import Reported, structured_patch
 
@@ -47,6 +48,7 @@ class WriteTool(PathTool[WriteInput]):
     input_type = WriteInput
     interrupt_behavior = "block"
     read_only = False
+    path_access = PathAccess("file_path", writes=True)
 
     def input_path(self, input: WriteInput) -> str:  # noqa: A002
         return input.file_path
