@@ -195,8 +195,8 @@ async def authorize_call(
     if ctx.permissions is not permissions:
         ctx = attrs.evolve(ctx, permissions=permissions)
     raw: Mapping[str, JSONValue] = tool_use.input
-    # Hooks and the application see the observable input (file paths made
-    # absolute); the tool runs with the model's input unless one replaces it.
+    # Hooks see the observable input (declared paths made absolute); the tool
+    # (and can_use_tool) get the model's input unless a hook replaces it.
     observed = _observable(tool, raw, ctx.cwd)
     speculative: SpeculativeCheck | None = getattr(tool, "speculative_permission_check", None)
     entries = (
@@ -235,7 +235,7 @@ async def authorize_call(
     if decision == "deny":
         return verdict(False, raw, outcome.deny_message)
     if outcome.updated_input is not None:
-        raw = observed = dict(outcome.updated_input)
+        raw = dict(outcome.updated_input)
         parsed_input, error = _revalidate(tool, raw)
         if error is not None:
             return verdict(False, raw, error)
@@ -248,7 +248,7 @@ async def authorize_call(
             if result.safety_check and result.message:
                 return verdict(False, raw, result.message)
             return verdict(False, raw, permission_not_granted_message(tool.name))
-        result = await guard.can_use_tool(tool.name, observed, tool_use.id)
+        result = await guard.can_use_tool(tool.name, raw, tool_use.id)
         if result.behavior != "allow":
             return verdict(False, raw, result.message or _stopped(outcome) or REJECT_MESSAGE)
     if result.behavior == "allow":

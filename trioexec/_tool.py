@@ -259,7 +259,7 @@ class Tool(Generic[InputT]):
         input: Mapping[str, JSONValue],  # noqa: A002
         cwd: Path,
     ) -> Mapping[str, JSONValue]:
-        """The input as hooks and ``can_use_tool`` see it: declared paths made absolute.
+        """The input as hooks see it: declared paths made absolute.
 
         As Claude Code's ``backfillObservableInput`` ("hooks.mdx documents
         file_path as absolute; expand so hook allowlists can't be bypassed via
