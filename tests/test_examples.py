@@ -9,6 +9,7 @@ on a hung run, not a timing assertion.
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -100,9 +101,45 @@ EXPECTED: dict[str, list[str]] = {
 }
 
 
+NEEDS_A_MODEL = {"agent.py"}
+"""Examples that talk to the Messages API: run against a local replaying server below."""
+
+
 def test_every_example_has_expectations() -> None:
     found = sorted(path.name for path in EXAMPLES.glob("*.py"))
-    assert found == sorted(EXPECTED)
+    assert found == sorted([*EXPECTED, *NEEDS_A_MODEL])
+
+
+@pytest.mark.filterwarnings("ignore:Async generator '(anthropic|httpx|httpcore):ResourceWarning")
+def test_the_agent_example_runs_against_a_local_messages_server() -> None:
+    from messages_server import MessagesServer, response, text, tool_use
+
+    calls = response(
+        text(0, "Counting."),
+        tool_use(1, "toolu_1", "word_count", {"text": "one two three"}),
+        stop_reason="tool_use",
+    )
+    with MessagesServer([calls, response(text(0, "Three words."))]) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+        env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="dummy-key")
+        done = subprocess.run(
+            [sys.executable, str(EXAMPLES / "agent.py"), "count", "the", "words"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=120,
+            check=False,
+            env=env,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "Counting.\n  [word_count] {'text': 'one two three'}\nThree words." in done.stdout
+    assert "end_turn after 2 turns, 4 messages" in done.stdout
+    first, second = server.requests
+    assert first["messages"] == [{"role": "user", "content": "count the words"}]
+    assert [t["name"] for t in first["tools"]][-1] == "word_count"
+    (answer,) = second["messages"][-1]["content"]
+    assert (answer["tool_use_id"], answer["content"]) == ("toolu_1", "3")
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -126,6 +163,7 @@ def test_example_runs(name: str) -> None:
     "package",
     [
         "trioexec",
+        "trioexec.anthropic",
         "trioexec.hooks",
         "trioexec.lowlevel",
         "trioexec.mcp",

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -69,13 +70,66 @@ def test_run_prints_the_spec_output(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert output["stopped_continuation"] is False
 
 
-def test_default_session_dir_is_a_fresh_folder(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.fixture
+def temp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where ``tempfile`` creates folders during the test (to see what is left behind)."""
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
+
+
+def test_default_session_dir_is_a_fresh_folder_removed_afterwards(
+    tmp_path: Path, temp_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, scenario())
-    code, out, _ = run(capsys, "scenario", "run", path)
+    code, out, err = run(capsys, "scenario", "run", path)
+    assert (code, err) == (0, "")
+    folder = json.loads(out)["session_dir"]
+    assert "trioexec-scenario-" in folder
+    assert not os.path.exists(folder)
+    assert list(temp_root.iterdir()) == []
+
+
+def test_keep_session_dir_keeps_the_folder_and_says_where(
+    tmp_path: Path, temp_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario())
+    code, out, err = run(capsys, "scenario", "run", path, "--keep-session-dir")
+    folder = json.loads(out)["session_dir"]
     assert code == 0
-    assert "trioexec-scenario-" in json.loads(out)["session_dir"]
+    assert err == f"trioexec scenario run: session folder kept: {folder}\n"
+    assert os.path.isdir(folder)
+    assert [p.name for p in temp_root.iterdir()] == [os.path.basename(folder)]
+
+
+def test_a_given_session_dir_is_never_removed(
+    tmp_path: Path, temp_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, scenario())
+    code, _, err = run(capsys, "scenario", "run", path, "--session-dir", str(tmp_path / "s"))
+    assert (code, err) == (0, "")
+    assert (tmp_path / "s").is_dir()
+    assert list(temp_root.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [("missing/trace.json", "No such file or directory"), (".", "Is a directory")],
+)
+def test_a_bad_trace_out_is_reported_before_the_run(
+    tmp_path: Path,
+    temp_root: Path,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+    reason: str,
+) -> None:
+    path = write(tmp_path, scenario())
+    bad = tmp_path / where
+    code, out, err = run(capsys, "scenario", "run", path, "--trace-out", str(bad))
+    assert (code, out) == (2, "")
+    assert err == f"trioexec scenario run: error: {bad}: cannot write file: {reason}\n"
+    assert list(temp_root.iterdir()) == []  # no session folder: the run never started
 
 
 def test_timeline_flag_prints_the_chart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

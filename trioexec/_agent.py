@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from ._events import Observer
     from ._guard import GuardRails
-    from ._models import JSONValue, Update
+    from ._models import JSONValue, ToolUse, Update
     from ._tool import Tool
 
 __all__ = ["Agent", "AgentResult", "AgentStopReason", "StopHook"]
@@ -81,7 +81,8 @@ class Agent:
         stop_hook: asked when the model ends its turn; may make it continue.
         messages: a conversation to continue (API shape).
         guard / cwd / session_dir / observers / max_concurrency / budget /
-        max_attempts / retry_backoff / on_text / on_update / on_retry: passed
+        max_attempts / retry_backoff / on_text / on_tool_use / on_update /
+        on_retry: passed
             to every turn.
         on_turn: called with (turn number, outcome) after each turn.
 
@@ -109,6 +110,7 @@ class Agent:
         max_attempts: int = 3,
         retry_backoff: float = 0.5,
         on_text: Callable[[str], None] | None = None,
+        on_tool_use: Callable[[ToolUse], None] | None = None,
         on_update: Callable[[Update], None] | None = None,
         on_retry: Callable[[int, BaseException], None] | None = None,
         on_turn: Callable[[int, TurnOutcome], None] | None = None,
@@ -135,6 +137,7 @@ class Agent:
             "max_attempts": max_attempts,
             "retry_backoff": retry_backoff,
             "on_text": on_text,
+            "on_tool_use": on_tool_use,
             "on_update": on_update,
             "on_retry": on_retry,
         }

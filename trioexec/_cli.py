@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from ._agent_cli import add_agent_command
 from ._scenario._command import add_scenario_commands
 from ._settings_command import add_settings_commands
 from ._version import __version__
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print results and events as JSON")
     demo.set_defaults(func=_demo, usage_parser=demo)
     add_scenario_commands(subparsers)
+    add_agent_command(subparsers)
     add_settings_commands(subparsers)
     return parser
 

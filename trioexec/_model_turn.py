@@ -167,6 +167,7 @@ class _Deliver:
 
     attempt: _Attempt
     on_update: Callable[[Update], None] | None
+    on_tool_use: Callable[[ToolUse], None] | None
 
     def __call__(self, updates: list[Update]) -> None:
         for update in updates:
@@ -195,6 +196,7 @@ async def run_assistant_turn(
     max_attempts: int = 3,
     retry_backoff: float = 0.5,
     on_text: Callable[[str], None] | None = None,
+    on_tool_use: Callable[[ToolUse], None] | None = None,
     on_update: Callable[[Update], None] | None = None,
     on_retry: Callable[[int, BaseException], None] | None = None,
 ) -> TurnOutcome:
@@ -219,6 +221,8 @@ async def run_assistant_turn(
             ``message_stop`` (>= 1).
         retry_backoff: seconds before the first retry, doubled each time.
         on_text: called with each text delta as it streams.
+        on_tool_use: called with each sealed tool_use, just before it goes to
+            the executor (a UI's cue to show the call).
         on_update: called with each progress update and released result.
         on_retry: called with (attempt number, failure) before a retry.
 
@@ -265,7 +269,8 @@ async def run_assistant_turn(
                 observers=observers,
                 max_concurrency=max_concurrency,
             ) as executor:
-                deliver = _Deliver(attempt, on_update)
+
+                deliver = _Deliver(attempt, on_update, on_tool_use)
                 with watch.turn_scope:
                     if turn.interrupted:
                         watch.turn_scope.cancel(reason="user_interrupted")
@@ -354,6 +359,8 @@ async def _read_stream(
             if sealed is not None:
                 attempt.tool_uses.append(sealed)
                 attempt.content.append(sealed.to_api())
+                if deliver.on_tool_use is not None:
+                    deliver.on_tool_use(sealed)
                 executor.add_tool(sealed)
             elif kind == "content_block_stop":
                 _seal_other(attempt, event)

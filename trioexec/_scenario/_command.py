@@ -8,13 +8,20 @@ argparse uses for its own errors, one problem per line::
 ``FILE`` is the file at fault: the scenario file (a missing or unreadable
 file, invalid JSON, a schema violation, a cross-field rule), the
 ``--session-dir`` folder, or the ``--trace-out`` file.  The exit code is 2,
-and there is no traceback.
+and there is no traceback.  Every input and output path is checked before
+the run starts, so a typo costs no run.
+
+Without ``--session-dir`` the run persists large results in a fresh
+temporary folder, removed when the command ends unless ``--keep-session-dir``
+is given (then its path is said on stderr).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +40,8 @@ from ._trace import dumps_trace
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+
+    from ._model import Scenario
 
 __all__ = ["add_scenario_commands", "scenario_run", "scenario_validate"]
 
@@ -63,7 +72,13 @@ def add_scenario_commands(subparsers: Any) -> None:  # noqa: ANN401 - argparse's
     run.add_argument(
         "--session-dir",
         metavar="DIR",
-        help="where oversized results are persisted (default: a fresh temporary folder)",
+        help="where oversized results are persisted (default: a fresh temporary folder, "
+        "removed afterwards)",
+    )
+    run.add_argument(
+        "--keep-session-dir",
+        action="store_true",
+        help="keep the temporary session folder (its path is printed on stderr)",
     )
     run.add_argument(
         "--timeline",
@@ -87,18 +102,39 @@ def add_scenario_commands(subparsers: Any) -> None:  # noqa: ANN401 - argparse's
 
 
 def scenario_run(args: argparse.Namespace) -> int:
-    """``trioexec scenario run FILE [--session-dir DIR] [--timeline] [--trace-out F]``."""
+    """``trioexec scenario run FILE [--session-dir DIR] [--keep-session-dir] [--timeline]
+    [--trace-out F]``."""
     command = "scenario run"
     try:
         scenario = load_scenario(args.file)
     except ScenarioError as exc:
         return _fail_issues(command, args.file, exc.issues)
-    if args.session_dir is not None:
-        problem = _session_dir_problem(Path(args.session_dir))
+    if args.trace_out:
+        problem = _output_file_problem(Path(args.trace_out))
         if problem is not None:
-            return _fail(command, f"{args.session_dir}: {problem}")
+            return _fail(command, f"{args.trace_out}: cannot write file: {problem}")
+    temporary = args.session_dir is None
+    if temporary:
+        session_dir = tempfile.mkdtemp(prefix="trioexec-scenario-")
+    else:
+        session_dir = args.session_dir
+        problem = _session_dir_problem(Path(session_dir))
+        if problem is not None:
+            return _fail(command, f"{session_dir}: {problem}")
     try:
-        run = run_scenario_sync(scenario, session_dir=args.session_dir)
+        return _run_and_report(command, args, scenario, session_dir)
+    finally:
+        if temporary and not args.keep_session_dir:
+            shutil.rmtree(session_dir, ignore_errors=True)
+        elif temporary:
+            print(f"trioexec {command}: session folder kept: {session_dir}", file=sys.stderr)
+
+
+def _run_and_report(
+    command: str, args: argparse.Namespace, scenario: Scenario, session_dir: str
+) -> int:
+    try:
+        run = run_scenario_sync(scenario, session_dir=session_dir)
     except ConfigurationError as exc:
         return _fail(command, f"{args.file}: {exc}")
     if args.trace_out:
@@ -138,6 +174,23 @@ def _session_dir_problem(folder: Path) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return "--session-dir is not writable"
     return None
+
+
+def _output_file_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be written once the run is over; None when it can.
+
+    Nothing is created: a run that fails leaves no empty file behind.
+    """
+    if path.is_dir():
+        return "Is a directory"
+    parent = path.parent
+    if not parent.exists():
+        return "No such file or directory"
+    if not parent.is_dir():
+        return "Not a directory"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else "Permission denied"
+    return None if os.access(parent, os.W_OK | os.X_OK) else "Permission denied"
 
 
 def _reason(exc: OSError) -> str:

@@ -1,0 +1,208 @@
+"""``trioexec agent`` end to end: a subprocess on the real SDK against a local replaying server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import trio
+from messages_server import MessagesServer, Status, WaitFor, response, text, tool_use
+
+from trioexec import ToolRegistry
+from trioexec._cli import main
+from trioexec.tools import default_tools
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Async generator '(anthropic|httpx|httpcore):ResourceWarning"
+)
+
+
+def _env(server: MessagesServer, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="dummy-key", **extra)
+    return env
+
+
+async def agent(
+    server: MessagesServer, *args: str, stdin: bytes = b"", **env: str
+) -> subprocess_result:
+    with trio.fail_after(60):
+        return await trio.run_process(
+            [sys.executable, "-m", "trioexec", "agent", *args],
+            stdin=stdin,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            env=_env(server, **env),
+        )
+
+
+subprocess_result = Any
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
+    return tmp_path
+
+
+async def test_agent_json_runs_a_tool_and_prints_the_whole_conversation(workspace: Path) -> None:
+    turn_1 = response(
+        text(0, "Reading it."),
+        tool_use(1, "toolu_read", "Read", {"file_path": "notes.txt"}),
+        tool_use(2, "toolu_grep", "Grep", {"pattern": "beta", "path": "."}),
+        stop_reason="tool_use",
+    )
+    with MessagesServer([turn_1, response(text(0, "It says alpha, beta."))]) as server:
+        done = await agent(
+            server, "--cwd", str(workspace), "--json", "--model", "m-1", "read", "notes"
+        )
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["turns"] == 2
+    assert document["stop_reason"] == "end_turn"
+    messages = document["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[0] == {"role": "user", "content": "read notes"}
+    answers = messages[2]["content"]
+    assert [(a["type"], a["tool_use_id"]) for a in answers] == [
+        ("tool_result", "toolu_read"),
+        ("tool_result", "toolu_grep"),
+    ]
+    assert "alpha" in answers[0]["content"]
+    assert not answers[0].get("is_error")
+    first, second = server.requests
+    assert first["model"] == "m-1"
+    assert first["tools"] == ToolRegistry(default_tools(workspace)).to_api()
+    assert str(workspace) in first["system"]
+    assert second["messages"] == messages[:3]
+
+
+async def test_agent_prints_streamed_text_and_live_tool_lines(workspace: Path) -> None:
+    turn_1 = response(
+        text(0, "Looking."), tool_use(1, "toolu_1", "Read", {"file_path": "notes.txt"}),
+        stop_reason="tool_use",
+    )  # fmt: skip
+    with MessagesServer([turn_1, response(text(0, "Done."))]) as server:
+        done = await agent(server, "--cwd", str(workspace), "go", ANTHROPIC_MODEL="env-model")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.decode()
+    assert out.startswith("Looking.\n  ▶ Read(notes.txt)\n  ✓ Read(notes.txt)  ")
+    assert out.endswith("Done.\n")
+    assert server.requests[0]["model"] == "env-model"
+
+
+async def test_max_turns_reached_exits_1_with_one_line(workspace: Path) -> None:
+    again = response(tool_use(0, "toolu_1", "Glob", {"pattern": "*.txt"}), stop_reason="tool_use")
+    with MessagesServer([again]) as server:
+        done = await agent(server, "--cwd", str(workspace), "--max-turns", "1", "--json", "go")
+    assert done.returncode == 1
+    lines = done.stderr.decode().splitlines()
+    assert lines == [
+        "trioexec agent: stopped after 1 turns (--max-turns) while the model still called tools"
+    ]
+    document = json.loads(done.stdout)
+    assert document["stop_reason"] == "max_turns"
+    assert document["messages"][-1]["content"][0]["tool_use_id"] == "toolu_1"
+
+
+async def test_an_api_error_exits_1_with_one_line(workspace: Path) -> None:
+    with MessagesServer([[Status(401, "authentication_error", "invalid x-api-key")]]) as server:
+        done = await agent(server, "--cwd", str(workspace), "go")
+    assert done.returncode == 1
+    (line,) = done.stderr.decode().splitlines()
+    assert line.startswith("trioexec agent: API error: AuthenticationError")
+    assert "invalid x-api-key" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-turns", "0", "go"], "must be at least 1"),
+        (["--permission-mode", "yolo", "go"], "yolo"),
+        (["--cwd", "/nonexistent/dir", "go"], "not a directory"),
+        ([], "PROMPT"),
+    ],
+)
+def test_usage_errors_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        code = main(["agent", *args])
+    except SystemExit as exit_:  # argparse's own usage errors
+        code = exit_.code  # type: ignore[assignment]
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+async def test_an_ask_is_refused_when_stdin_is_not_a_terminal(workspace: Path) -> None:
+    settings = workspace / "ask.json"
+    settings.write_text(json.dumps({"permissions": {"ask": ["Bash"]}}))
+    turn_1 = response(
+        tool_use(0, "toolu_sh", "Bash", {"command": "touch made"}), stop_reason="tool_use"
+    )
+    with MessagesServer([turn_1, response(text(0, "ok"))]) as server:
+        done = await agent(
+            server, "--cwd", str(workspace), "--settings", str(settings), "--json", "go"
+        )
+    assert done.returncode == 0, done.stderr
+    (answer,) = json.loads(done.stdout)["messages"][2]["content"]
+    assert answer["is_error"] is True
+    assert "stdin is not a terminal" in answer["content"]
+    assert not (workspace / "made").exists()
+
+
+async def test_the_first_ctrl_c_interrupts_the_turn_and_the_second_aborts_it(
+    workspace: Path,
+) -> None:
+    release = threading.Event()
+    script = response(
+        text(0, "Waiting."),
+        tool_use(1, "toolu_sleep", "Bash", {"command": "sleep 30"}),  # "block": runs on
+        [WaitFor(release, timeout=30)],
+        stop_reason="tool_use",
+    )
+    out = bytearray()
+    err = bytearray()
+
+    async def read_until(stream: Any, into: bytearray, needle: bytes) -> None:
+        while needle not in into:
+            chunk = await stream.receive_some()
+            if not chunk:
+                raise AssertionError(f"{needle!r} never came: {bytes(into)!r}")
+            into.extend(chunk)
+
+    with MessagesServer([script]) as server:
+        try:
+            with trio.fail_after(30):
+                process = await trio.lowlevel.open_process(
+                    [sys.executable, "-m", "trioexec", "agent", "--cwd", str(workspace), "go"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=_env(server),
+                )
+                assert process.stdout is not None
+                assert process.stderr is not None
+                await read_until(process.stdout, out, "▶ Bash(sleep 30)".encode())
+                process.send_signal(signal.SIGINT)
+                await read_until(process.stderr, err, b"Ctrl-C again to abort")
+                process.send_signal(signal.SIGINT)
+                code = await process.wait()
+                while chunk := await process.stdout.receive_some():
+                    out.extend(chunk)
+        finally:
+            release.set()
+    assert code == 130
+    assert "⊘ Bash(sleep 30)".encode() in out
+    assert b"user_interrupted" in out
+    assert len(server.requests) == 1

@@ -1,0 +1,434 @@
+"""``trioexec agent``: a small terminal coding agent on the Anthropic SDK and the standard tools.
+
+::
+
+    trioexec agent [--cwd DIR] [--settings FILE]... [--model M] [--max-turns N]
+                   [--permission-mode MODE] [--json] PROMPT
+
+The SDK reads ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``; the model is
+``--model``, else ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL`.  Settings
+are discovered as Claude Code does (:func:`~trioexec.default_settings_paths`),
+then each ``--settings`` file (highest precedence last).  An ``ask`` is put
+to the user on a terminal and refused when stdin is not one.  The first
+Ctrl-C interrupts the turn, the second aborts it.
+
+Exit status: 0 when the model ends its turn, 1 on an API error or when
+``--max-turns`` is reached (one line on stderr), 2 on a usage error, 130
+after Ctrl-C.
+
+Extra tools come from *tool providers*: callables taking the
+:class:`AgentSetup` and returning an async context manager that yields tools
+(and closes whatever backs them, such as server processes, on exit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
+
+import attrs
+import trio
+
+from ._errors import ConfigurationError, ToolDefinitionError
+from ._events import CallEvent, Observer
+from ._guard import GuardRails
+from ._models import ProgressUpdate, ToolResult, ToolUse
+from ._permission_context import MODE_SPELLINGS
+from ._settings import default_settings_paths
+from ._texts import describe_tool_use
+from ._tool import PermissionResult, Tool
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ._models import JSONValue, Update
+
+__all__ = [
+    "DEFAULT_MAX_TURNS",
+    "DEFAULT_MODEL",
+    "AgentSetup",
+    "ToolProvider",
+    "add_agent_command",
+    "run_agent",
+]
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+"""The model when neither ``--model`` nor ``ANTHROPIC_MODEL`` names one."""
+
+DEFAULT_MAX_TURNS = 50
+"""Assistant turns at most unless ``--max-turns`` says otherwise."""
+
+SYSTEM_PROMPT = (
+    "You are a coding agent working in the directory {cwd}. Use the tools to read, "
+    "search and edit files there and to run shell commands; calls you make in one "
+    "message run concurrently where that is safe. Be brief."
+)
+
+
+@attrs.frozen
+class AgentSetup:
+    """What a tool provider is told about the run.
+
+    Attributes:
+        cwd: the working directory (absolute).
+        guard: the guard rails in force.
+        stderr: where to report problems (a provider never writes to stdout).
+    """
+
+    cwd: Path
+    guard: GuardRails
+    stderr: TextIO
+
+
+ToolProvider: TypeAlias = Callable[[AgentSetup], AbstractAsyncContextManager[Sequence[Tool[Any]]]]
+"""``provider(setup)`` -> an async context manager yielding extra tools for the agent."""
+
+
+def add_agent_command(subparsers: Any) -> None:  # noqa: ANN401 - argparse's private type
+    """Register ``trioexec agent`` on the command line's subparsers."""
+    modes = ", ".join(dict.fromkeys(name for pair in MODE_SPELLINGS for name in pair))
+    agent = subparsers.add_parser(
+        "agent",
+        help="a small terminal coding agent: the model streams, the standard tools run",
+        description=(
+            "Run an agent loop against the Anthropic Messages API with the standard tools "
+            "(Read, Write, Edit, Glob, Grep, Bash) rooted at --cwd. Tool calls start while "
+            "the model is still streaming. Reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL. "
+            "Exit status: 0 when the model ends its turn, 1 on an API error or when "
+            "--max-turns is reached, 2 on a usage error, 130 after Ctrl-C."
+        ),
+    )
+    agent.add_argument("prompt", nargs="+", metavar="PROMPT", help="what to do")
+    agent.add_argument("--cwd", default=".", metavar="DIR", help="the working directory")
+    agent.add_argument(
+        "--settings",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a settings file on top of the discovered ones (repeatable, last wins)",
+    )
+    agent.add_argument(
+        "--model",
+        default=None,
+        metavar="M",
+        help=f"the model (default: $ANTHROPIC_MODEL, else {DEFAULT_MODEL})",
+    )
+    agent.add_argument(
+        "--max-turns",
+        type=_positive_int,
+        default=DEFAULT_MAX_TURNS,
+        metavar="N",
+        help=f"assistant turns at most (default {DEFAULT_MAX_TURNS})",
+    )
+    agent.add_argument(
+        "--permission-mode", default=None, metavar="MODE", help=f"the permission mode: {modes}"
+    )
+    agent.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object at the end: {"messages", "turns", "stop_reason"}',
+    )
+    agent.set_defaults(func=_command, usage_parser=agent)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _command(args: argparse.Namespace) -> int:
+    return run_agent(args)
+
+
+class _UsageError(Exception):
+    """A problem with the command line or the environment: exit 2."""
+
+
+def run_agent(
+    args: argparse.Namespace,
+    *,
+    tool_providers: Sequence[ToolProvider] = (),
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
+) -> int:
+    """Run ``trioexec agent`` with parsed arguments; returns the exit status.
+
+    ``tool_providers`` add tools beside the standard ones (see the module docstring).
+    """
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    try:
+        cwd = Path(args.cwd).expanduser().resolve()
+        if not cwd.is_dir():
+            raise _UsageError(f"--cwd {args.cwd}: not a directory")
+        prompter = _Prompter(stdin or sys.stdin, err)
+        try:
+            guard = GuardRails.from_settings(
+                *default_settings_paths(cwd),
+                *(Path(f) for f in args.settings),
+                can_use_tool=prompter.ask,
+                mode=args.permission_mode,
+            )
+        except ConfigurationError as exc:
+            raise _UsageError(str(exc)) from None
+        return trio.run(
+            _run,
+            args,
+            AgentSetup(cwd, guard, err),
+            prompter,
+            tool_providers,
+            out,
+        )
+    except _UsageError as exc:
+        print(f"trioexec agent: {exc}", file=err)
+        return 2
+    except BaseException as exc:
+        if not _is_keyboard_interrupt(exc):
+            raise
+        print("trioexec agent: aborted", file=err)
+        return 130
+
+
+def _is_keyboard_interrupt(exc: BaseException) -> bool:
+    """A Ctrl-C, bare or as the only content of an exception group."""
+    if isinstance(exc, BaseExceptionGroup):
+        rest = exc.split(KeyboardInterrupt)[1]
+        return rest is None
+    return isinstance(exc, KeyboardInterrupt)
+
+
+async def _run(
+    args: argparse.Namespace,
+    setup: AgentSetup,
+    prompter: _Prompter,
+    providers: Sequence[ToolProvider],
+    out: TextIO,
+) -> int:
+    try:
+        import anthropic
+
+        from ._agent import Agent
+        from ._model_turn import ModelStreamError
+        from .tools import default_tools
+    except ImportError as exc:  # the extra is not installed
+        raise _UsageError(
+            f"needs the anthropic SDK ({exc}); install it with: pip install 'trioexec[anthropic]'"
+        ) from None
+    cwd, guard, err = setup.cwd, setup.guard, setup.stderr
+    try:
+        client = anthropic.AsyncAnthropic()
+    except anthropic.AnthropicError as exc:
+        raise _UsageError(f"{exc} (set ANTHROPIC_API_KEY)") from None
+    model = args.model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+    display = _Display(out, err, quiet=bool(args.json))
+    session_dir = Path(tempfile.mkdtemp(prefix="trioexec-agent-"))
+    async with contextlib.AsyncExitStack() as stack:
+        tools: list[Tool[Any]] = list(default_tools(cwd))
+        for provider in providers:
+            tools.extend(await stack.enter_async_context(provider(setup)))
+        try:
+            agent = Agent(
+                client,
+                tools=tools,
+                model=model,
+                max_turns=args.max_turns,
+                request={"system": SYSTEM_PROMPT.format(cwd=cwd)},
+                guard=guard,
+                cwd=cwd,
+                session_dir=session_dir,
+                observers=[display],
+                on_text=display.text,
+                on_tool_use=display.describe,
+                on_update=display.update,
+                on_retry=display.retry,
+            )
+        except (ToolDefinitionError, ValueError) as exc:
+            raise _UsageError(str(exc)) from None
+        prompter.display = display
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_watch_ctrl_c, agent, err)
+            try:
+                result = await agent.run(" ".join(args.prompt))
+            except ModelStreamError as exc:
+                display.end()
+                if args.json:
+                    _print_json(out, agent.messages, None, "api_error", str(exc))
+                print(f"trioexec agent: API error: {_cause(exc)}", file=err)
+                return 1
+            finally:
+                nursery.cancel_scope.cancel(reason="the agent finished")
+    display.end()
+    if args.json:
+        _print_json(out, result.messages, result.turns, result.stop_reason, None)
+    if result.stop_reason == "max_turns":
+        print(
+            f"trioexec agent: stopped after {result.turns} turns (--max-turns) while the "
+            "model still called tools",
+            file=err,
+        )
+        return 1
+    if result.stop_reason in ("interrupted", "aborted"):
+        print(f"trioexec agent: {result.stop_reason}", file=err)
+        return 130
+    return 0
+
+
+def _cause(exc: BaseException) -> str:
+    cause = exc.__cause__
+    text = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc)
+    return " ".join(text.split())
+
+
+def _print_json(
+    out: TextIO,
+    messages: Sequence[Mapping[str, JSONValue]] | Sequence[dict[str, JSONValue]],
+    turns: int | None,
+    stop_reason: str,
+    error: str | None,
+) -> None:
+    document: dict[str, object] = {
+        "messages": list(messages),
+        "turns": turns
+        if turns is not None
+        else sum(1 for m in messages if m.get("role") == "assistant"),
+        "stop_reason": stop_reason,
+    }
+    if error is not None:
+        document["error"] = error
+    out.write(json.dumps(document, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+async def _watch_ctrl_c(agent: Any, err: TextIO) -> None:  # noqa: ANN401 - an Agent
+    """First Ctrl-C: interrupt the turn; second: abort it; a third: stop at once."""
+    with trio.open_signal_receiver(signal.SIGINT) as signals:
+        count = 0
+        async for _ in signals:
+            count += 1
+            if count == 1:
+                print("\n[interrupting the turn; Ctrl-C again to abort]", file=err, flush=True)
+                agent.interrupt()
+            elif count == 2:
+                print("[aborting the turn]", file=err, flush=True)
+                agent.abort()
+            else:
+                raise KeyboardInterrupt
+
+
+class _Display(Observer):
+    """Streamed text and one line per tool state change (nothing at all with --json)."""
+
+    _SYMBOLS: Mapping[str, str] = {"ok": "✓", "error": "✗", "cancelled": "⊘"}
+
+    def __init__(self, out: TextIO, err: TextIO, *, quiet: bool) -> None:
+        self._out = out
+        self._err = err
+        self._quiet = quiet
+        self._labels: dict[str, str] = {}
+        self._started: dict[str, float] = {}
+        self._at_line_start = True
+
+    def text(self, delta: str) -> None:
+        if self._quiet or not delta:
+            return
+        self._out.write(delta)
+        self._out.flush()
+        self._at_line_start = delta.endswith("\n")
+
+    def describe(self, tool_use: ToolUse) -> None:
+        self._labels[tool_use.id] = describe_tool_use(tool_use)
+
+    def line(self, text: str) -> None:
+        if self._quiet:
+            return
+        if not self._at_line_start:
+            self._out.write("\n")
+        self._out.write(text + "\n")
+        self._out.flush()
+        self._at_line_start = True
+
+    def call_event(self, event: CallEvent) -> None:
+        label = self._labels.get(event.tool_use_id, event.tool_use_id)
+        if event.kind == "started":
+            self._started[event.tool_use_id] = event.time
+            self.line(f"  ▶ {label}")
+        elif event.kind in ("completed", "cancelled"):
+            took = event.time - self._started.get(event.tool_use_id, event.time)
+            result = event.data
+            if event.kind == "cancelled":
+                state, detail = "cancelled", f"  {event.reason}" if event.reason else ""
+            else:
+                is_error = isinstance(result, ToolResult) and result.is_error
+                state, detail = ("error" if is_error else "ok"), ""
+            self.line(f"  {self._SYMBOLS[state]} {label}  {took:.2f}s{detail}")
+
+    def update(self, update: Update) -> None:
+        if isinstance(update, ProgressUpdate) and isinstance(update.data, str):
+            label = self._labels.get(update.tool_use_id, update.tool_use_id)
+            self.line(f"    … {label}: {update.data[:100]}")
+
+    def retry(self, attempt: int, failure: BaseException) -> None:
+        print(
+            f"trioexec agent: the stream failed ({type(failure).__name__}); retrying "
+            f"(attempt {attempt + 1})",
+            file=self._err,
+            flush=True,
+        )
+
+    def end(self) -> None:
+        if not self._quiet and not self._at_line_start:
+            self._out.write("\n")
+            self._out.flush()
+            self._at_line_start = True
+
+
+class _Prompter:
+    """Answers an ``ask``: y/n on a terminal, refused when stdin is not one."""
+
+    def __init__(self, stdin: TextIO, err: TextIO) -> None:
+        self._stdin = stdin
+        self._err = err
+        self._lock = trio.Lock()
+        self.display: _Display | None = None
+
+    async def ask(
+        self, tool_name: str, tool_input: Mapping[str, JSONValue], tool_use_id: str
+    ) -> PermissionResult:
+        label = describe_tool_use(ToolUse(tool_use_id, tool_name, tool_input))
+        if not _is_terminal(self._stdin):
+            return PermissionResult.deny(
+                f"Permission to use {tool_name} was not granted: it needs the user's answer, "
+                "and stdin is not a terminal. Allow it with a settings rule or "
+                "--permission-mode to run it unattended."
+            )
+        async with self._lock:
+            if self.display is not None:
+                self.display.end()
+            self._err.write(f"Allow {label}? [y/N] ")
+            self._err.flush()
+            answer = await trio.to_thread.run_sync(self._stdin.readline, abandon_on_cancel=True)
+        if answer.strip().lower() in ("y", "yes"):
+            return PermissionResult.allow()
+        return PermissionResult("deny")  # the user's no: the rejection text
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
