@@ -268,11 +268,15 @@ def raising(exc: Exception) -> object:
         (ShellError(2, "no such file", "partial"), "Exit code 2\nno such file\npartial"),
         (ShellError(1, "", "only stdout"), "Exit code 1\nonly stdout"),
         (ShellError(127, "cmd: not found", ""), "Exit code 127\ncmd: not found"),
-        (ValueError(""), "Command failed with no output"),
-        (RuntimeError("  \n "), "Command failed with no output"),
+        (ShellError(1, "", ""), "Exit code 1"),
+        (ValueError(""), "ValueError (raised with no message)"),
+        (RuntimeError("  \n "), "RuntimeError (raised with no message)"),
+        (trio.TooSlowError(), "TooSlowError (raised with no message)"),
     ],
 )
-async def test_shell_style_and_empty_errors(exc: Exception, text: str) -> None:
+async def test_shell_errors_read_as_formatError_and_empty_errors_name_their_type(
+    exc: Exception, text: str
+) -> None:
     outcome = await run_tools([use("a", "Sh")], [raising(exc)])  # type: ignore[list-item]
     assert outcome.results == (ToolResult("a", text, is_error=True),)
 

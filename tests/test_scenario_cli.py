@@ -194,7 +194,8 @@ def test_trace_out_unwritable_is_a_one_line_error(
         (scenario(max_concurrency="3"), "max_concurrency: expected integer, got string"),
         (
             scenario(actions=[{"at": 1, "do": "explode"}]),
-            'actions[0].do: unknown action "explode" (expected "interrupt", "abort" or "discard")',
+            'actions[0].do: unknown action "explode" '
+            '(expected "interrupt", "abort", "discard" or "deadline")',
         ),
         (
             scenario(calls=[{"id": "toolu_1", "name": "Read", "at": -0.5}]),

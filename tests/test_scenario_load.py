@@ -93,7 +93,8 @@ def test_non_finite_inside_an_input_is_refused_too(tmp_path: Path) -> None:
 def test_unknown_action_is_named() -> None:
     doc = minimal(actions=[{"at": 1, "do": "explode"}])
     assert messages(doc) == [
-        'actions[0].do: unknown action "explode" (expected "interrupt", "abort" or "discard")'
+        'actions[0].do: unknown action "explode" '
+        '(expected "interrupt", "abort", "discard" or "deadline")'
     ]
 
 

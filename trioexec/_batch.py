@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from ._events import Observer
     from ._guard import GuardRails
     from ._registry import ToolRegistry
+    from ._texts import SyntheticTexts
+    from ._timeouts import ToolTimeouts
     from ._turn import Turn
 
 __all__ = ["RunOutcome", "run_tools"]
@@ -76,6 +78,8 @@ async def run_tools(
     observers: Iterable[Observer] = (),
     updates: trio.MemorySendChannel[Update] | None = None,
     grace_period: float | None = DEFAULT_GRACE_PERIOD,
+    synthetic_texts: SyntheticTexts = "claude-code",
+    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
 ) -> RunOutcome:
     """Run one turn's tool calls, batch by batch, and answer every one of them.
 
@@ -97,6 +101,12 @@ async def run_tools(
             shielded tool) may keep running before it is answered on its behalf
             and a warning is logged; None waits silently.  Its task is awaited
             either way.
+        synthetic_texts: the words stopped calls are answered with:
+            ``"claude-code"`` (Claude Code's bytes, the default) or
+            ``"trioexec"`` (whether the call had started, what stopped it, and
+            the output it had produced so far).
+        tool_timeouts: tool name -> :class:`~trioexec.ToolTimeouts` overriding
+            that tool's ``timeout`` / ``idle_timeout`` for this run.
 
     Returns:
         The released results (exactly one per tool_use, in tool_use order) and
@@ -124,6 +134,8 @@ async def run_tools(
         session_dir=session_dir,
         observers=observers,
         grace_period=grace_period,
+        synthetic_texts=synthetic_texts,
+        tool_timeouts=tool_timeouts,
     )
     async with core.open_run():
         calls = _admit(core, tool_uses)

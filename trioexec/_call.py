@@ -32,6 +32,8 @@ __all__ = [
     "Call",
     "CallOutcome",
     "CallState",
+    "Expiry",
+    "LimitKind",
     "error_outcome",
     "id_problem",
     "unknown_tool_outcome",
@@ -43,6 +45,24 @@ held by the ordered gate), ``released`` (its result has left the run)."""
 
 _VALID_ID = re.compile(r"[A-Za-z0-9_-]+")
 
+LimitKind: TypeAlias = Literal["timeout", "idle_timeout"]
+"""Which of a tool's time limits ran out: the total one, or the one progress resets."""
+
+
+@attrs.frozen
+class Expiry:
+    """Which limit stopped a call step, and after how long.
+
+    Attributes:
+        kind: ``"timeout"`` (the total limit) or ``"idle_timeout"``.
+        limit: the limit's value, in seconds.
+        elapsed: seconds from the start of the call step to the expiry.
+    """
+
+    kind: LimitKind
+    limit: float
+    elapsed: float
+
 
 @attrs.frozen
 class CallOutcome:
@@ -53,6 +73,8 @@ class CallOutcome:
         attachments: records that go with it (hook context, stop requests...).
         context_modifier: the tool's change to the shared context, if any.
         stop_reason: a hook asked the agent loop to stop after this turn.
+        cancel_detail: for a synthetic answer, what its reason alone does not
+            say (the limit of a ``timeout``, trio's reason for ``cancelled``).
         cancel_reason: set when the answer is synthetic (the call was stopped
             rather than answered by its tool).
     """
@@ -62,6 +84,7 @@ class CallOutcome:
     context_modifier: ContextModifier | None = None
     stop_reason: str | None = None
     cancel_reason: CancelReason | None = None
+    cancel_detail: str | None = None
 
 
 def error_outcome(tool_use_id: str, text: str) -> CallOutcome:
@@ -87,6 +110,10 @@ def id_problem(tool_use_id: str, seen: Container[str]) -> str | None:
     return None
 
 
+PROGRESS_KEPT = 1_000
+"""How many of a call's latest progress items are kept for its partial output."""
+
+
 @attrs.define(eq=False)
 class Call:
     """One tracked call of a run (identity-bearing: compared by ``is``).
@@ -105,6 +132,9 @@ class Call:
         cancel_reason: why it is being cancelled, once it is.
         cancel_requested_at: when cancellation was first requested (grace period).
         context_at_start: the shared context it started with.
+        progress_log: the progress items it sent (the last
+            :data:`PROGRESS_KEPT` of them), for the output a stopped call had
+            produced; None until its first progress.
     """
 
     index: int
@@ -119,6 +149,27 @@ class Call:
     cancel_reason: CancelReason | None = None
     cancel_requested_at: float | None = None
     context_at_start: ContextState | None = None
+    progress_log: list[object] | None = None
+
+    def log_progress(self, data: object) -> None:
+        """Keep a progress item (bounded: the oldest are dropped past :data:`PROGRESS_KEPT`)."""
+        log = self.progress_log
+        if log is None:
+            self.progress_log = [data]
+            return
+        log.append(data)
+        if len(log) > 2 * PROGRESS_KEPT:
+            del log[:-PROGRESS_KEPT]
+
+    def output_so_far(self) -> str:
+        """What the call had produced when it was stopped, as its tool reads its progress."""
+        if not self.progress_log or self.compiled is None:
+            return ""
+        items = self.progress_log[-PROGRESS_KEPT:]
+        try:
+            return self.compiled.tool.partial_output(items)
+        except Exception:  # a tool's bug must not cost the call its answer
+            return ""
 
     @property
     def interrupt_behavior(self) -> str:

@@ -27,19 +27,26 @@ from typing import TYPE_CHECKING
 import trio
 
 from ._call import Call, CallOutcome
+from ._format_error import fit_text
 from ._models import ToolResult
 from ._texts import (
     CANCEL_MESSAGE,
     REJECT_MESSAGE,
     STREAMING_FALLBACK_MESSAGE,
+    application_stopped_message,
     describe_tool_use,
+    interrupted_message,
     sibling_error_message,
+    sibling_stopped_message,
+    timeout_message,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from ._call import Expiry
     from ._events import CancelReason
+    from ._texts import SyntheticTexts
 
 __all__ = [
     "DEFAULT_GRACE_PERIOD",
@@ -86,6 +93,9 @@ class Cancellation:
             names the sibling-error text: the earliest, ties broken by arrival.
         cause: the first reason the run's executing calls were stopped.
         discarded: the attempt was abandoned (streaming fallback).
+        outer_reason: trio's reason when an enclosing scope stopped the run
+            (``cancelled``): the scope's ``reason=``, else how it was cancelled.
+        texts: which words stopped calls are answered with.
     """
 
     __slots__ = (
@@ -93,22 +103,43 @@ class Cancellation:
         "cause",
         "discarded",
         "never_started_text",
+        "outer_reason",
         "sibling_scope",
+        "texts",
         "turn_scope",
     )
 
-    def __init__(self, never_started_text: str) -> None:
+    def __init__(self, never_started_text: str, texts: SyntheticTexts = "claude-code") -> None:
         self.turn_scope = trio.CancelScope()
         self.sibling_scope = trio.CancelScope()
         self.cascade: tuple[float, int, str] | None = None
         self.cause: CancelReason | None = None
         self.discarded = False
         self.never_started_text = never_started_text
+        self.outer_reason: str | None = None
+        self.texts: SyntheticTexts = texts
+
+    def stopped_from_outside(self, cancelled: trio.Cancelled) -> bool:
+        """Whether ``cancelled`` came from an enclosing scope, not from the run's own.
+
+        Records trio's reason (the first one) and makes ``cancelled`` the
+        run's cause; False when the run's scopes explain it.
+        """
+        if self.cause is not None or self.turn_scope.cancel_called:
+            return False
+        if self.sibling_scope.cancel_called:
+            return False
+        if self.outer_reason is None:
+            self.outer_reason = cancelled.reason or f"{cancelled.source} cancellation"
+        self.record_cause("cancelled")
+        return True
 
     def blocked_reason(self, *, turn_interrupted: bool) -> CancelReason | None:
         """Why no new call may start now (None: calls may start)."""
         if self.discarded:
             return "streaming_fallback"
+        if self.cause == "cancelled":
+            return "cancelled"
         if turn_interrupted:
             return "user_interrupted"
         if self.cascade is not None:
@@ -145,22 +176,55 @@ class Cancellation:
         """Why ``call`` is being stopped: its own reason, else the run's, else an interrupt."""
         return call.cancel_reason or self.cause or "user_interrupted"
 
-    def synthetic(self, call: Call, reason: CancelReason, *, started: bool) -> CallOutcome:
+    def synthetic(
+        self, call: Call, reason: CancelReason, *, started: bool, expiry: Expiry | None = None
+    ) -> CallOutcome:
         """The answer a stopped call gets instead of its tool's.
 
-        A sibling-error answer names the cascading call (settled only once
-        every earlier call is answered: the core asks again at release).
+        With ``texts == "claude-code"`` these are Claude Code's bytes; with
+        ``"trioexec"`` each says whether the call had started, what stopped it
+        and what it had printed so far (:meth:`Call.output_so_far`, cut like
+        any error text).  A timeout has no Claude Code text: both variants give
+        the explained one.  A sibling-error answer names the cascading call
+        (settled only once every earlier call is answered: the core asks again
+        at release).
         """
+        name = call.tool_use.name
+        honest = self.texts == "trioexec"
+        output = fit_text(call.output_so_far()) if started and (honest or expiry) else ""
+        detail: str | None = None
         if reason == "sibling_error":
             assert self.cascade is not None
-            text = sibling_error_message(self.cascade[2])
+            if honest:
+                text = sibling_stopped_message(
+                    self.cascade[2], name, started=started, output=output
+                )
+            else:
+                text = sibling_error_message(self.cascade[2])
         elif reason == "streaming_fallback":
             text = STREAMING_FALLBACK_MESSAGE
+        elif reason == "timeout":
+            assert expiry is not None
+            text = timeout_message(
+                name, kind=expiry.kind, limit=expiry.limit, elapsed=expiry.elapsed, output=output
+            )
+            detail = f"{expiry.kind} of {expiry.limit:g} s after {round(expiry.elapsed, 6):g} s"
+        elif reason == "cancelled" and honest:
+            detail = self.outer_reason or "cancelled"
+            text = application_stopped_message(name, detail, started=started, output=output)
+        elif honest:
+            text = interrupted_message(name, started=started, output=output)
         elif started:
             text = REJECT_MESSAGE
         else:
             text = self.never_started_text
-        return CallOutcome(ToolResult(call.tool_use.id, text, is_error=True), cancel_reason=reason)
+        if reason == "cancelled":
+            detail = self.outer_reason
+        return CallOutcome(
+            ToolResult(call.tool_use.id, text, is_error=True),
+            cancel_reason=reason,
+            cancel_detail=detail,
+        )
 
 
 class GraceWatchdog:

@@ -45,14 +45,18 @@ from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._registry import ToolRegistry
 from ._texts import tool_use_error
+from ._timeouts import TimeoutWatch
 from ._turn import Turn
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
     from pathlib import Path
 
+    from ._call import Expiry
     from ._events import Observer
     from ._guard import GuardRails
+    from ._texts import SyntheticTexts
+    from ._timeouts import ToolTimeouts
     from ._tool import ContextModifier, ContextState, Tool
 
 __all__ = ["DEFAULT_GRACE_PERIOD", "Call", "ResultOrder", "RunCore", "new_run_core"]
@@ -76,6 +80,7 @@ class RunCore:
         never_started_text: str,
         defer_modifiers: bool,
         grace_period: float | None = DEFAULT_GRACE_PERIOD,
+        synthetic_texts: SyntheticTexts = "claude-code",
     ) -> None:
         if grace_period is not None and not grace_period >= 0:
             raise ConfigurationError(f"grace_period must be >= 0 or None, not {grace_period!r}")
@@ -86,7 +91,7 @@ class RunCore:
         self.context: ContextState = context
         self.max_concurrency = max_concurrency
         self.gate = OrderedGate(result_order, defer_modifiers=defer_modifiers)
-        self.cancellation = Cancellation(never_started_text)
+        self.cancellation = Cancellation(never_started_text, synthetic_texts)
         self.watchdog = GraceWatchdog(grace_period, self._answer_overdue)
         self.calls: list[Call] = []
         self.released: list[ResultUpdate] = []
@@ -143,10 +148,13 @@ class RunCore:
         try:
             async with trio.open_nursery() as nursery:
                 self.watchdog.nursery = nursery
+                if self.env.timeout_watch is not None:
+                    self.env.timeout_watch.nursery = nursery
                 try:
                     yield nursery
                 except BaseException as exc:
                     body_error = exc
+                    self._note_outer_cancellation(exc)
                     raise
         except BaseExceptionGroup as group:
             if body_error is not None and is_only(body_error, group):
@@ -157,6 +165,8 @@ class RunCore:
             raise only from None
         finally:
             self.watchdog.nursery = None
+            if self.env.timeout_watch is not None:
+                self.env.timeout_watch.nursery = None
             try:
                 if not self.discarded:  # a discarded attempt answers nothing for real
                     self.answer_unstarted(self.blocked_reason() or "user_interrupted")
@@ -260,11 +270,13 @@ class RunCore:
                     state=call.context_at_start or {},
                     progress=lambda data: self.progress(call, data),
                     on_returned=call.set_returned,
+                    on_timeout=lambda expiry: self._timed_out(call, expiry),
                     prevalidated=None if call.parsed is _UNPARSED else call.parsed,
                     started_as_safe=call.safe,
                 )
         except BaseException as exc:
             if is_cancellation(exc):
+                self._note_outer_cancellation(exc)
                 self._finish_stopped(call)
                 raise
             cancelled, failures = split_cancelled(exc)
@@ -298,10 +310,26 @@ class RunCore:
         reason = self.cancellation.reason_for(call)
         self.complete(call, self.cancellation.synthetic(call, reason, started=True))
 
+    def _timed_out(self, call: Call, expiry: Expiry) -> CallOutcome:
+        """The answer of a call whose own time limit stopped its call step."""
+        return self.cancellation.synthetic(call, "timeout", started=True, expiry=expiry)
+
+    def _note_outer_cancellation(self, exc: BaseException) -> None:
+        """A ``Cancelled`` none of the run's scopes explains: an enclosing scope stopped the run."""
+        leaf = exc
+        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+            leaf = leaf.exceptions[0]
+        if isinstance(leaf, trio.Cancelled) and self.cancellation.stopped_from_outside(leaf):
+            self._stop_executing("cancelled")
+
     def progress(self, call: Call, data: object) -> None:
         """Deliver a progress item at once (never held behind results)."""
         if self.discarded or call.state != "executing":
             return
+        call.log_progress(data)
+        watch = self.env.timeout_watch
+        if watch is not None:
+            watch.touch(call.tool_use.id)
         self._emit(call, "progress", data=data)
         self._deliver(ProgressUpdate(call.tool_use.id, data))
 
@@ -324,7 +352,13 @@ class RunCore:
         if self.discarded:  # never released: it is no longer in progress either
             self.in_progress.discard(call.tool_use.id)
         if outcome.cancel_reason is not None:
-            self._emit(call, "cancelled", data=_event_data(outcome), reason=outcome.cancel_reason)
+            self._emit(
+                call,
+                "cancelled",
+                data=_event_data(outcome),
+                reason=outcome.cancel_reason,
+                detail=outcome.cancel_detail,
+            )
         else:
             self._emit(call, "completed", data=outcome.result)
             tool = call.compiled.tool if call.compiled is not None else None
@@ -355,7 +389,13 @@ class RunCore:
             self._emit(call, "completed", data=call.outcome.result)
             return
         call.outcome = self.cancellation.synthetic(call, reason, started=False)
-        self._emit(call, "cancelled", data=_event_data(call.outcome), reason=reason)
+        self._emit(
+            call,
+            "cancelled",
+            data=_event_data(call.outcome),
+            reason=reason,
+            detail=call.outcome.cancel_detail,
+        )
 
     # ------------------------------------------------------------ release
 
@@ -385,7 +425,7 @@ class RunCore:
         if outcome.cancel_reason == "sibling_error":
             # The description is settled now: every earlier call has an answer.
             outcome = call.outcome = self.cancellation.synthetic(
-                call, "sibling_error", started=True
+                call, "sibling_error", started=call.scope is not None
             )
         if outcome.context_modifier is not None:
             modifier = self.gate.at_release(call.index, outcome.context_modifier)
@@ -517,9 +557,10 @@ class RunCore:
         *,
         data: object = None,
         reason: CancelReason | None = None,
+        detail: str | None = None,
     ) -> None:
         if self.observers:
-            event = CallEvent(trio.current_time(), call.tool_use.id, kind, data, reason)
+            event = CallEvent(trio.current_time(), call.tool_use.id, kind, data, reason, detail)
             self.observers.call_event(event)
 
 
@@ -537,6 +578,8 @@ def new_run_core(
     session_dir: Path | None,
     observers: Iterable[Observer],
     grace_period: float | None,
+    synthetic_texts: SyntheticTexts = "claude-code",
+    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
 ) -> RunCore:
     """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
 
@@ -552,6 +595,8 @@ def new_run_core(
         cwd=cwd or pathlib.Path.cwd(),
         session_dir=session_dir,
         guard=guard,
+        timeout_watch=TimeoutWatch(),
+        tool_timeouts=dict(tool_timeouts or {}),
     )
     batch = mode == "batch"
     return RunCore(
@@ -565,6 +610,7 @@ def new_run_core(
         never_started_text=NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
         defer_modifiers=batch,
         grace_period=grace_period,
+        synthetic_texts=synthetic_texts,
     )
 
 

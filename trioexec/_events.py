@@ -31,7 +31,13 @@ CallEventKind: TypeAlias = Literal[
     "call_began",
     "call_ended",
 ]
-CancelReason: TypeAlias = Literal["sibling_error", "user_interrupted", "streaming_fallback"]
+CancelReason: TypeAlias = Literal[
+    "sibling_error", "user_interrupted", "streaming_fallback", "timeout", "cancelled"
+]
+"""Why a call was stopped: a cascading sibling's error; the user (an interrupt or an
+abort); a discarded streaming attempt; the call's own time limit; or the application
+(an enclosing scope or deadline cancelled the run: trio's own reason is the event's
+``detail``)."""
 
 
 @attrs.frozen
@@ -42,7 +48,9 @@ class CallEvent:
     :class:`ToolResult` for ``completed``, ``cancelled`` and ``released`` (for a
     ``sibling_error`` cancellation it is None: which failure names the error
     is settled only when the answer is released).  ``reason`` says why a call
-    was ``cancelled``.
+    was ``cancelled``; ``detail`` adds what the reason alone does not say: which
+    limit stopped a ``timeout`` and after how long, or trio's cancel reason for
+    ``cancelled``.
     """
 
     time: float
@@ -50,6 +58,7 @@ class CallEvent:
     kind: CallEventKind
     data: object = None
     reason: CancelReason | None = None
+    detail: str | None = None
 
 
 class Observer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._groups import leaves
 
-__all__ = ["format_tool_error"]
+__all__ = ["fit_text", "format_tool_error"]
 
 _MAX_CHARS = 10_000
 _HALF = 5_000
@@ -15,7 +15,9 @@ def format_tool_error(error: BaseException) -> str:
 
     A shell-style error (an ``int`` attribute ``exit_code`` with ``stderr`` /
     ``stdout`` strings) reads ``Exit code N`` then stderr then stdout; any other
-    error reads as its message.  Empty text becomes ``Command failed with no
+    error reads as its message, or, when it has none, its type
+    (``TooSlowError (raised with no message)``: ``trio.fail_after`` inside a
+    tool).  A shell error with no output reads ``Command failed with no
     output``; text over 10,000 characters keeps the first and last 5,000 with a
     marker giving how many characters were cut.
     """
@@ -29,13 +31,22 @@ def format_tool_error(error: BaseException) -> str:
     if isinstance(exit_code, int) and not isinstance(exit_code, bool):
         parts = [f"Exit code {exit_code}", _str_attr(error, "stderr"), _str_attr(error, "stdout")]
     else:
-        parts = [str(error)]
+        text = str(error)
+        if not text.strip():
+            # An exception without a message (trio.TooSlowError from fail_after): its
+            # type is what the model can act on.
+            return f"{type(error).__name__} (raised with no message)"
+        parts = [text]
     return _fit("\n".join(part for part in parts if part).strip())
 
 
 def _fit(message: str) -> str:
     """The empty-output text, or the 10,000-character cut with its marker."""
-    message = message or "Command failed with no output"
+    return fit_text(message or "Command failed with no output")
+
+
+def fit_text(message: str) -> str:
+    """``message``, or over 10,000 characters its first and last 5,000 with a cut marker."""
     if len(message) <= _MAX_CHARS:
         return message
     cut = len(message) - _MAX_CHARS

@@ -9,6 +9,7 @@ caused it produces the synthetic answer.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,11 +36,14 @@ from ._texts import (
     permission_not_granted_message,
     tool_use_error,
 )
+from ._timeouts import TimeoutWatch, ToolTimeouts, resolve_limits
 from ._tool import CallContext, ContextModifier, ContextState, ProgressSender, Tool, ToolOutput
 from ._validation import CompiledTool, input_error_text, structuring_error
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
+
+    from ._call import Expiry
 
 __all__ = ["CallEnv", "run_tool_use"]
 
@@ -48,12 +52,18 @@ logger = logging.getLogger("trioexec")
 
 @attrs.frozen(eq=False)
 class CallEnv:
-    """What every call of one run shares."""
+    """What every call of one run shares.
+
+    ``timeout_watch`` enforces the tools' time limits (``tool_timeouts``
+    overrides them by tool name for this run).
+    """
 
     observers: ObserverSet
     cwd: Path
     session_dir: Path | None = None
     guard: GuardRails | None = None
+    timeout_watch: TimeoutWatch | None = None
+    tool_timeouts: Mapping[str, ToolTimeouts] = attrs.field(factory=dict)
 
 
 async def run_tool_use(
@@ -64,6 +74,7 @@ async def run_tool_use(
     state: ContextState,
     progress: ProgressSender,
     on_returned: Callable[[CallOutcome], None],
+    on_timeout: Callable[[Expiry], CallOutcome] | None = None,
     prevalidated: object = None,
     started_as_safe: bool = False,
 ) -> CallOutcome:
@@ -72,6 +83,8 @@ async def run_tool_use(
     ``on_returned`` is told the real answer the moment the tool has returned,
     before any later step that can be cancelled: a call whose tool finished
     keeps its real result even if cancellation arrives during the post steps.
+    ``on_timeout`` makes the answer of a call step stopped by its tool's time
+    limit (``timeout`` / ``idle_timeout``, or the run's override).
     ``prevalidated`` is the structured input when the caller already ran
     layers 1 and 2a (the partitioner does, to decide concurrency safety).
     ``started_as_safe`` says the call may be running beside others, so an
@@ -152,9 +165,23 @@ async def run_tool_use(
     observers = env.observers
     if observers:
         observers.call_event(CallEvent(trio.current_time(), tool_id, "call_began"))
+    limits = resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
+    expiry: Expiry | None = None
     try:
         try:
-            output = await tool.call(parsed, ctx, progress)
+            if limits is None or env.timeout_watch is None:
+                output = await tool.call(parsed, ctx, progress)
+            else:
+                with trio.CancelScope() as limit_scope:
+                    env.timeout_watch.arm(tool_id, limit_scope, limits)
+                    try:
+                        output = await tool.call(parsed, ctx, progress)
+                    finally:
+                        expiry = env.timeout_watch.disarm(tool_id)
+                if limit_scope.cancelled_caught:  # the limit ran out before the tool returned
+                    assert expiry is not None
+                    assert on_timeout is not None
+                    return on_timeout(expiry)
         except BaseExceptionGroup as group:
             cancelled, failures = split_cancelled(group)
             if cancelled is None or failures is None:

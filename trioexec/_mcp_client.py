@@ -24,9 +24,10 @@ import io
 import json
 import logging
 import math
+import os
 import re
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -65,6 +66,16 @@ DEFAULT_STARTUP_TIMEOUT = 30.0
 """Seconds a server may take to start and list its tools."""
 
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def mcp_tool_timeout(environ: Mapping[str, str] | None = None) -> float | None:
+    """Claude Code's ``MCP_TOOL_TIMEOUT`` (milliseconds) as seconds; None when unset or invalid."""
+    raw = (os.environ if environ is None else environ).get("MCP_TOOL_TIMEOUT", "").strip()
+    try:
+        milliseconds = int(raw)
+    except ValueError:
+        return None
+    return milliseconds / 1000 if milliseconds > 0 else None
 
 
 class McpToolError(Exception):
@@ -115,7 +126,8 @@ class McpTool(Tool[dict[str, Any]]):
     opinion, so the permission chain asks unless a rule allows it (the MCP
     default is that a tool may be destructive).  ``isError`` results become
     error tool_results; progress notifications become :class:`McpProgress`
-    items.
+    items.  Its ``timeout`` is Claude Code's ``MCP_TOOL_TIMEOUT`` environment
+    variable (milliseconds) when that is set.
     """
 
     is_mcp = True
@@ -135,6 +147,7 @@ class McpTool(Tool[dict[str, Any]]):
             annotations is not None and annotations.destructive_hint is False
         )
         self.interrupt_behavior = "cancel" if self.read_only else "block"
+        self.timeout = mcp_tool_timeout()
         self._client = client
 
     def is_concurrency_safe(self, input: dict[str, Any]) -> bool:  # noqa: A002
@@ -177,6 +190,10 @@ class McpTool(Tool[dict[str, Any]]):
         if result.is_error:
             raise McpToolError(_text(blocks) or f"{self.mcp_name} failed")
         return blocks
+
+    def partial_output(self, progress: Sequence[object]) -> str:
+        """The progress messages the server had sent, one per line."""
+        return "\n".join(str(item) for item in progress if isinstance(item, McpProgress))
 
     def __repr__(self) -> str:
         return f"<McpTool {self.name!r}>"

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from ._events import Observer
     from ._guard import GuardRails
     from ._registry import ToolRegistry
+    from ._texts import SyntheticTexts
+    from ._timeouts import ToolTimeouts
     from ._tool import ContextState, Tool
     from ._turn import Turn
 
@@ -184,6 +186,8 @@ async def open_streaming_executor(
     session_dir: Path | None = None,
     observers: Iterable[Observer] = (),
     grace_period: float | None = DEFAULT_GRACE_PERIOD,
+    synthetic_texts: SyntheticTexts = "claude-code",
+    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
 ) -> AsyncIterator[StreamingExecutor]:
     """Open a streaming executor for one attempt at one turn.
 
@@ -198,7 +202,8 @@ async def open_streaming_executor(
         max_concurrency: calls running at once (default: SPEC §2's variables, else 10).
         result_order: ``"arrival"`` (the ordered gate) or ``"completion"``
             (Claude Code's order: safe calls' results as they complete).
-        guard / cwd / session_dir / observers / grace_period: as for :func:`run_tools`.
+        guard / cwd / session_dir / observers / grace_period / synthetic_texts /
+            tool_timeouts: as for :func:`run_tools`.
 
     Raises:
         ConfigurationError: an invalid ``max_concurrency`` or ``result_order``.
@@ -221,6 +226,8 @@ async def open_streaming_executor(
         session_dir=session_dir,
         observers=observers,
         grace_period=grace_period,
+        synthetic_texts=synthetic_texts,
+        tool_timeouts=tool_timeouts,
     )
     executor = StreamingExecutor(core, receive)
     try:

@@ -7,7 +7,7 @@ them byte for byte.  Functions build the ones with placeholders.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from ._models import ToolUse
@@ -18,6 +18,8 @@ __all__ = [
     "STOPPED_BY_HOOK",
     "STOPPED_BY_POST_TOOL_USE_HOOK",
     "STREAMING_FALLBACK_MESSAGE",
+    "SyntheticTexts",
+    "application_stopped_message",
     "command_denied_message",
     "describe_tool_use",
     "duplicate_tool_use_id",
@@ -26,6 +28,7 @@ __all__ = [
     "hook_denied_message",
     "hook_error_message",
     "hook_record_text",
+    "interrupted_message",
     "invalid_tool_use_id",
     "no_such_tool",
     "permission_denied_message",
@@ -34,8 +37,10 @@ __all__ = [
     "read_denied_message",
     "sensitive_file_message",
     "sibling_error_message",
+    "sibling_stopped_message",
     "stopped_by_pre_tool_use_hook",
     "system_reminder",
+    "timeout_message",
     "tool_use_error",
 ]
 
@@ -56,6 +61,80 @@ CANCEL_MESSAGE = (
 STREAMING_FALLBACK_MESSAGE = (
     "<tool_use_error>Error: Streaming fallback - tool execution discarded</tool_use_error>"
 )
+
+
+SyntheticTexts: TypeAlias = Literal["claude-code", "trioexec"]
+"""Which words a stopped call's answer uses: ``"claude-code"``, Claude Code's bytes
+(what models were trained on), or ``"trioexec"``, texts that say whether the call
+had started, what stopped it and what it had printed so far."""
+
+_MAY_HAVE_RUN = "so it may have done part of its work (check before you retry)"
+_WAIT = "STOP what you are doing and wait for the user to tell you how to proceed."
+
+
+def _seconds(value: float) -> str:
+    return f"{round(value, 1):g} s"
+
+
+def _with_output(text: str, output: str) -> str:
+    return f"{text}\n\nOutput so far:\n{output}" if output else text
+
+
+def interrupted_message(tool_name: str, *, started: bool, output: str = "") -> str:
+    """``trioexec`` text: the user interrupted or aborted the turn."""
+    if not started:
+        return (
+            f"Not run: the user interrupted the turn before {tool_name} started, "
+            f"so it did nothing. {_WAIT}"
+        )
+    return _with_output(
+        f"Interrupted by the user while running: {tool_name} had started and was stopped "
+        f"before it finished, {_MAY_HAVE_RUN}. {_WAIT}",
+        output,
+    )
+
+
+def sibling_stopped_message(
+    description: str, tool_name: str, *, started: bool, output: str = ""
+) -> str:
+    """``trioexec`` text: a cascading sibling's error stopped the call (not the user)."""
+    if not started:
+        what = f"{tool_name} was not started, so it did nothing"
+    else:
+        what = f"{tool_name} had started and was stopped before it finished, {_MAY_HAVE_RUN}"
+    body = f"Cancelled: parallel tool call {description} errored. {what}; the user did not stop it."
+    return tool_use_error(_with_output(body, output))
+
+
+def application_stopped_message(
+    tool_name: str, reason: str, *, started: bool, output: str = ""
+) -> str:
+    """``trioexec`` text: the application stopped the run (an enclosing scope or deadline)."""
+    if not started:
+        return (
+            f"Not run: the application stopped the turn ({reason}) before {tool_name} "
+            "started, so it did nothing; the user did not stop it."
+        )
+    return _with_output(
+        f"Stopped by the application ({reason}) while running: {tool_name} had started and "
+        f"was stopped before it finished, {_MAY_HAVE_RUN}; the user did not stop it.",
+        output,
+    )
+
+
+def timeout_message(
+    tool_name: str, *, kind: str, limit: float, elapsed: float, output: str = ""
+) -> str:
+    """The answer of a call stopped by its own time limit (both text variants)."""
+    if kind == "idle_timeout":
+        which = f"idle timeout (no progress for {_seconds(limit)})"
+    else:
+        which = f"timeout of {_seconds(limit)}"
+    body = (
+        f"Timed out: {tool_name} ran for {_seconds(elapsed)} and was stopped by its {which}, "
+        f"{_MAY_HAVE_RUN}."
+    )
+    return tool_use_error(_with_output(body, output))
 
 
 def tool_use_error(message: str) -> str:

@@ -12,7 +12,7 @@ import inspect
 import math
 import os
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar, overload
 
@@ -151,6 +151,10 @@ class Tool(Generic[InputT]):
     is_mcp: bool = False
     """True for a tool served by an MCP server (a name starting ``mcp__`` counts too):
     a PostToolUse hook's ``updatedMCPToolOutput`` then replaces its output."""
+    timeout: float | None = None
+    """Seconds the ``call`` step may take in all (None: no limit); a run may override it."""
+    idle_timeout: float | None = None
+    """Seconds the ``call`` step may go without a progress update (None: no limit)."""
     path_access: PathAccess | None = None
     """Which input field names a path the tool reads or writes (None: none).  A declaring
     tool is governed by ``Read`` rules (reads) or ``Edit`` rules (writes) besides its own,
@@ -306,6 +310,24 @@ class Tool(Generic[InputT]):
         delivered by trio (the call's scope) and must not be swallowed.
         """
         raise NotImplementedError(f"tool {self.name!r} does not implement call()")
+
+    def partial_output(self, progress: Sequence[object]) -> str:
+        """The output a stopped call had produced, from the progress items it sent.
+
+        Goes into the answer of a call that was stopped before it finished (a
+        timeout, a sibling's error, the user, the application).  Default: the
+        ``text`` of items that have one (a ``BashProgress`` chunk: output as it
+        arrived), and items that are strings, one per line, in order.
+        """
+        parts: list[str] = []
+        for item in progress:
+            if isinstance(item, str):
+                parts.append(item if item.endswith("\n") else item + "\n")
+            else:
+                text = getattr(item, "text", None)
+                if isinstance(text, str):
+                    parts.append(text)
+        return "".join(parts).strip("\n")
 
     def map_result(self, output: object) -> Content:
         """Turn the output into tool_result content.  Default: strings and blocks as is."""

@@ -119,6 +119,14 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
         )
     name = check_tool_name(getattr(tool, "name", None), f"{type(tool).__name__} {tool!r}")
     schema = tool_schema(tool)
+    for limit in ("timeout", "idle_timeout"):
+        value = getattr(tool, limit, None)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+        ):
+            raise ToolDefinitionError(
+                f"tool {name!r}: {limit} must be a number of seconds > 0 or None, not {value!r}"
+            )
     dangling = _dangling_refs(schema)
     if dangling:
         raise ToolDefinitionError(

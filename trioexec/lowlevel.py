@@ -2,7 +2,9 @@
 
 Partitioning (:func:`partition_tool_calls`), the guard's two halves around a
 call (:func:`authorize_call`, :func:`after_call`), schemas for attrs input
-types, and the process-group runner the Bash tool uses.
+types, the process-group runner the Bash tool uses, and the run options for
+time limits (:class:`ToolTimeouts`) and the words of stopped calls
+(:data:`SyntheticTexts`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from ._process import ProcessResult as ProcessResult
 from ._process import live_group_members as live_group_members
 from ._process import run_process_group as run_process_group
 from ._schema import schema_for_attrs as schema_for_attrs
+from ._texts import SyntheticTexts as SyntheticTexts
+from ._timeouts import ToolTimeouts as ToolTimeouts
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -26,6 +30,8 @@ __all__ = [
     "PostToolUseVerdict",
     "PreToolUseVerdict",
     "ProcessResult",
+    "SyntheticTexts",
+    "ToolTimeouts",
     "after_call",
     "authorize_call",
     "live_group_members",

@@ -233,7 +233,8 @@ def parse_scenario(document: object, *, source: str = "<scenario>") -> Scenario:
             for entry in doc["calls"]
         ),
         actions=tuple(
-            ActionSpec(at=float(entry["at"]), do=entry["do"]) for entry in doc.get("actions", [])
+            ActionSpec(at=float(entry["at"]), do=entry["do"], reason=entry.get("reason"))
+            for entry in doc.get("actions", [])
         ),
         permissions=None
         if permissions is None
@@ -242,6 +243,7 @@ def parse_scenario(document: object, *, source: str = "<scenario>") -> Scenario:
         can_use_tool=doc.get("can_use_tool"),
         hooks=tuple(_hook(entry) for entry in doc.get("hooks", [])),
         message_budget=int(doc.get("message_budget", DEFAULT_MESSAGE_BUDGET)),
+        synthetic_texts=doc.get("synthetic_texts", "claude-code"),
     )
 
 
@@ -265,6 +267,8 @@ def _tool(entry: Mapping[str, Any]) -> ToolSpec:
         max_result_size_chars=math.inf if size is None else int(size),
         aliases=tuple(entry.get("aliases", ())),
         permission=entry.get("permission", "allow"),
+        timeout=None if entry.get("timeout") is None else float(entry["timeout"]),
+        idle_timeout=None if entry.get("idle_timeout") is None else float(entry["idle_timeout"]),
     )
 
 

@@ -26,7 +26,8 @@ __all__ = [
 ]
 
 Mode: TypeAlias = Literal["stream", "batch"]
-ActionKind: TypeAlias = Literal["interrupt", "abort", "discard"]
+ActionKind: TypeAlias = Literal["interrupt", "abort", "discard", "deadline"]
+"""``deadline``: the application's enclosing scope is cancelled (with ``reason``)."""
 HookEvent: TypeAlias = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure"]
 
 DEFAULT_MAX_CONCURRENCY = 10
@@ -49,6 +50,8 @@ class ToolSpec:
     """``math.inf`` when the file says ``null``: never persisted."""
     aliases: tuple[str, ...] = ()
     permission: Literal["allow", "ask", "deny"] = "allow"
+    timeout: float | None = None
+    idle_timeout: float | None = None
 
 
 @attrs.frozen
@@ -71,6 +74,7 @@ class ActionSpec:
 
     at: float
     do: ActionKind
+    reason: str | None = None
 
 
 @attrs.frozen
@@ -108,6 +112,7 @@ class Scenario:
     can_use_tool: Literal["allow", "deny"] | None = None
     hooks: tuple[HookSpec, ...] = ()
     message_budget: int = DEFAULT_MESSAGE_BUDGET
+    synthetic_texts: Literal["claude-code", "trioexec"] = "claude-code"
 
     @property
     def uses_guard_rails(self) -> bool:

@@ -47,14 +47,21 @@ class RunEvent:
     kind: EventKind
     data: object = None
     reason: str | None = None
+    detail: str | None = None
 
     def to_json(self) -> JSONObject:
-        """``{"t", "id", "kind"}`` plus ``data`` (progress) or ``reason`` (cancelled)."""
+        """``{"t", "id", "kind"}`` plus ``data`` (progress) or ``reason`` (cancelled).
+
+        A cancellation whose reason needs more words (a ``timeout``'s limit, trio's
+        reason for ``cancelled``) also has ``detail``.
+        """
         out: JSONObject = {"t": self.t, "id": self.tool_use_id, "kind": self.kind}
         if self.kind == "progress":
             out["data"] = _jsonable(self.data)
         if self.kind == "cancelled":
             out["reason"] = self.reason
+            if self.detail is not None:
+                out["detail"] = self.detail
         return out
 
 

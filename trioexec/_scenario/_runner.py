@@ -69,6 +69,8 @@ def scripted_tool(spec: ToolSpec) -> ScriptedTool:
         aliases=spec.aliases,
         permission=spec.permission,
         description=spec.description,
+        timeout=spec.timeout,
+        idle_timeout=spec.idle_timeout,
     )
 
 
@@ -92,7 +94,14 @@ class _Recorder(Observer):
         keyed.sort()  # seq is unique: ties never reach the events themselves
         raw = self._raw
         return tuple(
-            RunEvent(t, raw[seq].tool_use_id, raw[seq].kind, raw[seq].data, raw[seq].reason)
+            RunEvent(
+                t,
+                raw[seq].tool_use_id,
+                raw[seq].kind,
+                raw[seq].data,
+                raw[seq].reason,
+                raw[seq].detail,
+            )
             for t, _, seq in keyed
         )
 
@@ -120,6 +129,7 @@ async def run_scenario(scenario: Scenario, *, session_dir: Path | str) -> Scenar
         "max_concurrency": scenario.max_concurrency,
         "session_dir": folder,
         "observers": [recorder],
+        "synthetic_texts": scenario.synthetic_texts,
     }
     guard = _guard_rails(scenario)
     if guard is not None:
@@ -198,11 +208,18 @@ async def _settle_at(start: float, at: float) -> None:
     await trio.testing.wait_all_tasks_blocked()
 
 
-def _act(action: ActionSpec, turn: Turn, discard: Callable[[], None] | None) -> None:
+def _act(
+    action: ActionSpec,
+    turn: Turn,
+    discard: Callable[[], None] | None,
+    application: trio.CancelScope,
+) -> None:
     if action.do == "interrupt":
         turn.interrupt()
     elif action.do == "abort":
         turn.abort()
+    elif action.do == "deadline":  # the application's enclosing scope, not the user
+        application.cancel(reason=action.reason or "deadline")
     elif discard is not None:
         discard()
 
@@ -214,17 +231,27 @@ async def _run_batch(
     start: float,
     options: dict[str, Any],
 ) -> Outcome:
+    application = trio.CancelScope()
+
     async def perform_actions() -> None:
         for action in sorted(scenario.actions, key=lambda action: action.at):  # stable
             await _settle_at(start, action.at)
-            _act(action, turn, None)
+            _act(action, turn, None, application)
 
     uses = [call.tool_use() for call in scenario.calls]
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(perform_actions)
-        outcome = await run_tools(uses, registry, **options)
-        nursery.cancel_scope.cancel(reason="scenario run complete")
-    return list(outcome.updates), outcome.context, outcome.stop_reason
+    send, receive = trio.open_memory_channel[Update](math.inf)
+    outcome = None
+    with application:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(perform_actions)
+            outcome = await run_tools(uses, registry, updates=send, **options)
+            nursery.cancel_scope.cancel(reason="scenario run complete")
+    send.close()
+    if outcome is not None:
+        return list(outcome.updates), outcome.context, outcome.stop_reason
+    # A deadline stopped the run: every call was still answered, on the channel.
+    released = [u async for u in receive if isinstance(u, ResultUpdate)]
+    return released, {}, None
 
 
 async def _run_stream(
@@ -241,9 +268,57 @@ async def _run_stream(
 
     steps = _timeline(scenario.calls, scenario.actions)
     last_call = max((i for i, (_, call, _) in enumerate(steps) if call is not None), default=-1)
+    application = trio.CancelScope()
+    context: Mapping[str, object] = {}
+    stop_reason: str | None = None
+    with application:
+        context, stop_reason = await _stream_in(
+            scenario, registry, turn, start, options, steps, last_call, keep, application
+        )
+    return released, context, stop_reason
+
+
+async def _stream_in(
+    scenario: Scenario,
+    registry: ToolRegistry,
+    turn: Turn,
+    start: float,
+    options: dict[str, Any],
+    steps: list[Step],
+    last_call: int,
+    keep: Callable[[Sequence[Update]], None],
+    application: trio.CancelScope,
+) -> tuple[Mapping[str, object], str | None]:
+    """The streaming run inside the application's scope (a ``deadline`` cancels it).
+
+    Whatever ends it, what the executor released on the way out is kept.
+    """
+    opened: list[Any] = []
+    try:
+        return await _stream_body(
+            scenario, registry, turn, start, options, steps, last_call, keep, application, opened
+        )
+    finally:
+        if opened:
+            keep(opened[0].drain_nowait())
+
+
+async def _stream_body(
+    scenario: Scenario,
+    registry: ToolRegistry,
+    turn: Turn,
+    start: float,
+    options: dict[str, Any],
+    steps: list[Step],
+    last_call: int,
+    keep: Callable[[Sequence[Update]], None],
+    application: trio.CancelScope,
+    opened: list[Any],
+) -> tuple[Mapping[str, object], str | None]:
     async with open_streaming_executor(
         registry, result_order=scenario.result_order, **options
     ) as executor:
+        opened.append(executor)
         all_added = trio.Event()
 
         async def drive() -> None:
@@ -256,7 +331,7 @@ async def _run_stream(
                         executor.add_tool(each.tool_use())
                     keep(executor.drain_nowait())
                 if action is not None:
-                    _act(action, turn, executor.discard)
+                    _act(action, turn, executor.discard, application)
                     keep(executor.drain_nowait())
                 if index == last_call:
                     all_added.set()
@@ -267,8 +342,7 @@ async def _run_stream(
             async for update in executor.remaining():
                 keep([update])
             nursery.cancel_scope.cancel(reason="scenario run complete")
-        context, stop_reason = executor.context, executor.stop_reason
-    return released, context, stop_reason
+        return executor.context, executor.stop_reason
 
 
 Step = tuple[float, "list[CallSpec] | None", "ActionSpec | None"]

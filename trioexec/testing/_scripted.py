@@ -95,6 +95,8 @@ class ScriptedTool(Tool["ScriptedInput"]):
     modifier attached to the output.  Progress goes out through the progress
     sender the moment its step runs.
 
+    ``timeout`` / ``idle_timeout`` are the tool's time limits (seconds).
+
     On cancellation: the call is cancelled at its next ``sleep``; a call
     whose input has no sleep at all never checks for cancellation, which is
     itself a case worth scripting.
@@ -113,6 +115,8 @@ class ScriptedTool(Tool["ScriptedInput"]):
         aliases: tuple[str, ...] = (),
         permission: PermissionAnswer = "allow",
         description: str = "",
+        timeout: float | None = None,
+        idle_timeout: float | None = None,
     ) -> None:
         if concurrency_safe not in (True, False, "input"):
             raise ValueError("concurrency_safe must be True, False or 'input'")
@@ -130,6 +134,8 @@ class ScriptedTool(Tool["ScriptedInput"]):
         self.max_result_size_chars = max_result_size_chars
         self.aliases = tuple(aliases)
         self.permission: PermissionAnswer = permission
+        self.timeout = timeout
+        self.idle_timeout = idle_timeout
 
     def is_concurrency_safe(self, input: ScriptedInput) -> bool:  # noqa: A002
         """The fixed answer, or the input's ``concurrency_safe`` (default false)."""
