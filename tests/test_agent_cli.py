@@ -161,6 +161,38 @@ async def test_an_ask_is_refused_when_stdin_is_not_a_terminal(workspace: Path) -
     assert not (workspace / "made").exists()
 
 
+@pytest.mark.parametrize(("answer", "runs"), [(b"y\n", True), (b"n\n", False)])
+async def test_an_ask_is_a_question_on_a_terminal(
+    workspace: Path, answer: bytes, runs: bool
+) -> None:
+    settings = workspace / "ask.json"
+    settings.write_text(json.dumps({"permissions": {"ask": ["Bash"]}}))
+    turn_1 = response(
+        tool_use(0, "toolu_sh", "Bash", {"command": "touch made"}), stop_reason="tool_use"
+    )
+    controller, terminal = os.openpty()
+    try:
+        os.write(controller, answer)  # typed ahead: the terminal holds it for the prompt
+        with MessagesServer([turn_1, response(text(0, "ok"))]) as server:
+            with trio.fail_after(60):
+                done = await trio.run_process(
+                    [sys.executable, "-m", "trioexec", "agent", "--cwd", str(workspace),
+                     "--settings", str(settings), "--json", "go"],
+                    stdin=terminal, capture_stdout=True, capture_stderr=True, check=False,
+                    env=_env(server),
+                )  # fmt: skip
+    finally:
+        os.close(controller)
+        os.close(terminal)
+    assert done.returncode == 0, done.stderr
+    assert "Allow Bash(touch made)? [y/N]" in done.stderr.decode()
+    (result,) = json.loads(done.stdout)["messages"][2]["content"]
+    assert (workspace / "made").exists() is runs
+    assert bool(result.get("is_error")) is not runs
+    if not runs:
+        assert result["content"].startswith("The user doesn't want to proceed")
+
+
 async def test_the_first_ctrl_c_interrupts_the_turn_and_the_second_aborts_it(
     workspace: Path,
 ) -> None:

@@ -110,6 +110,12 @@ def test_every_example_has_expectations() -> None:
     assert found == sorted([*EXPECTED, *NEEDS_A_MODEL])
 
 
+def test_the_readme_shows_the_agent_example_as_it_is() -> None:
+    example = (EXAMPLES / "agent.py").read_text(encoding="utf-8")
+    code = example[example.index("import os") :].rstrip()
+    assert f"```python\n{code}\n```" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
 @pytest.mark.filterwarnings("ignore:Async generator '(anthropic|httpx|httpcore):ResourceWarning")
 def test_the_agent_example_runs_against_a_local_messages_server() -> None:
     from messages_server import MessagesServer, response, text, tool_use
