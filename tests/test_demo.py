@@ -6,15 +6,12 @@ import io
 import json
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import pytest
 
 from trioexec._cli import main
 from trioexec._demo import run_demo
 from trioexec._texts import sibling_error_message
-
-if TYPE_CHECKING:
-    import pytest
-
 
 _RUN_MARK = f"TRIOEXEC_DEMO_TEST_RUN={uuid.uuid4().hex}".encode()
 """Put in this process's environment, so the demo's processes inherit it: processes of
@@ -93,3 +90,30 @@ def test_demo_text_output_through_the_cli(capsys: pytest.CaptureFixture[str]) ->
     assert "✗" in timeline["toolu_10_after"]  # never started
     assert "✓" in timeline["toolu_08_readme"]
     assert "\x1b[" not in text  # not a terminal: plain lines, no redrawing
+
+
+@pytest.mark.parametrize(
+    "interrupt",
+    [KeyboardInterrupt(), BaseExceptionGroup("nursery", [KeyboardInterrupt()])],
+    ids=["bare", "in a nursery's group"],
+)
+def test_ctrl_c_in_a_command_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], interrupt: BaseException
+) -> None:
+    def interrupted(**_: object) -> int:
+        raise interrupt
+
+    monkeypatch.setattr("trioexec._demo.run_demo", interrupted)
+    assert main(["demo"]) == 130
+    assert capsys.readouterr().err == "trioexec demo: interrupted\n"
+
+
+def test_an_error_that_is_not_an_interrupt_still_propagates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(**_: object) -> int:
+        raise BaseExceptionGroup("nursery", [KeyboardInterrupt(), ValueError("bug")])
+
+    monkeypatch.setattr("trioexec._demo.run_demo", broken)
+    with pytest.raises(BaseExceptionGroup):
+        main(["demo"])

@@ -61,7 +61,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     func = getattr(args, "func", None)
-    return int(func(args)) if func is not None else 0
+    if func is None:
+        return 0
+    try:
+        return int(func(args))
+    except BaseException as exc:
+        if not _only_interrupts(exc):
+            raise
+        # Ctrl-C: the run has already cancelled and cleaned up (trio unwound every
+        # task, each shell command's process group was killed); say so in one line.
+        print(f"trioexec {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, what a shell reports for a command ended by Ctrl-C."""
+
+
+def _only_interrupts(exc: BaseException) -> bool:
+    """A KeyboardInterrupt, or a group holding nothing else (as a trio nursery raises it)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only_interrupts(inner) for inner in exc.exceptions)
+    return False
 
 
 if __name__ == "__main__":

@@ -3,14 +3,19 @@
 Offline and key-free: the "model" is a recording of Anthropic streaming events,
 fed through :class:`ToolUseAssembler` into a streaming executor while it is
 still "streaming", against the standard tools in a temporary workspace.
+
+On a terminal every line is cropped to the terminal's width (read again for
+each line, and the live block is redrawn on ``SIGWINCH``), so nothing wraps.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -26,6 +31,7 @@ from ._message import UserMessage, build_user_message
 from ._models import JSONObject, JSONValue, ResultUpdate, ToolResult, ToolUse, Update
 from ._stream_adapter import ToolUseAssembler
 from ._streaming import open_streaming_executor
+from ._terminal import crop, terminal_size
 from ._turn import Turn
 from .tools import default_tools
 
@@ -38,10 +44,38 @@ if TYPE_CHECKING:
 __all__ = ["run_demo"]
 
 _TIMELINE_WIDTH = 48
+"""Columns of the timeline's bar, narrower when the terminal is."""
 
 _DEMO_SETTINGS: JSONObject = {"permissions": {"allow": ["Edit(./src/**)"], "deny": ["Bash(rm:*)"]}}
 """What a project's .claude/settings.json might say: edits under src/ need no prompt."""
 _DEMO_GUARD = GuardRails.from_settings(_DEMO_SETTINGS)
+
+
+class _Screen:
+    """Writes whole lines to ``out``, cropped to the terminal's width when it is one."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.is_terminal = terminal_size(out) is not None
+        self.displays: list[LiveDisplay] = []
+        """The live blocks on screen now, redrawn after a resize."""
+
+    def width(self) -> int | None:
+        size = terminal_size(self.out) if self.is_terminal else None
+        return None if size is None else size[0]
+
+    def line(self, text: str = "") -> None:
+        width = self.width()
+        self.out.write((text if width is None else crop(text, width - 1)) + "\n")
+        if width is not None:
+            self.out.flush()
+
+    async def follow_resizes(self) -> None:
+        """Redraw the live blocks whenever the terminal is resized (until cancelled)."""
+        with trio.open_signal_receiver(signal.SIGWINCH) as signals:
+            async for _ in signals:
+                for display in self.displays:
+                    display.refresh()
 
 
 @attrs.define
@@ -70,15 +104,16 @@ async def _run_turn(
     workspace: Path,
     session_dir: Path,
     state: ContentReplacementState,
-    out: TextIO | None,
+    screen: _Screen | None,
 ) -> _TurnReport:
     origin = trio.current_time()
     recorder = _Recorder(origin)
     observers: list[Observer] = [recorder]
     display = None
-    if out is not None:
-        display = LiveDisplay(out, redraw=out.isatty(), clock_origin=origin)
+    if screen is not None:
+        display = LiveDisplay(screen.out, redraw=screen.is_terminal, clock_origin=origin)
         observers.append(display)
+        screen.displays.append(display)
     assembler = ToolUseAssembler()
     updates: list[Update] = []
     async with open_streaming_executor(
@@ -99,8 +134,9 @@ async def _run_turn(
             updates.extend(executor.drain_nowait())
         updates.extend([update async for update in executor.remaining()])
     results = [u for u in updates if isinstance(u, ResultUpdate)]
-    if display is not None:
+    if display is not None and screen is not None:
         display.finish()
+        screen.displays.remove(display)
     message = await build_user_message(
         results, state=state, session_dir=session_dir, limits=executor.result_limits
     )
@@ -111,29 +147,41 @@ async def _run_all(out: TextIO, *, as_json: bool, workspace: Path, session_dir: 
     tools = default_tools(root=workspace)
     state = ContentReplacementState()
     reports = []
-    if not as_json:
-        out.write(f"trioexec demo: a recorded model response, real tools, in {workspace}\n")
-        out.write(f"settings: {json.dumps(_DEMO_SETTINGS)}\n")
-    for number, (title, recording) in enumerate(RECORDED_TURNS, start=1):
-        if not as_json:
-            out.write(f"\n━━ turn {number}: {title}\n")
-        report = await _run_turn(
-            title,
-            recording,
-            tools=tools,
-            workspace=workspace,
-            session_dir=session_dir,
-            state=state,
-            out=None if as_json else out,
-        )
-        reports.append(report)
-        if not as_json:
-            _print_report(out, report)
-    if as_json:
+    screen = None if as_json else _Screen(out)
+    async with trio.open_nursery() as nursery:
+        if screen is not None and screen.is_terminal and _can_follow_resizes():
+            nursery.start_soon(screen.follow_resizes)
+        if screen is not None:
+            screen.line(f"trioexec demo: a recorded model response, real tools, in {workspace}")
+            screen.line(f"settings: {json.dumps(_DEMO_SETTINGS)}")
+        for number, (title, recording) in enumerate(RECORDED_TURNS, start=1):
+            if screen is not None:
+                screen.line()
+                screen.line(f"━━ turn {number}: {title}")
+            report = await _run_turn(
+                title,
+                recording,
+                tools=tools,
+                workspace=workspace,
+                session_dir=session_dir,
+                state=state,
+                screen=screen,
+            )
+            reports.append(report)
+            if screen is not None:
+                _print_report(screen, number, report)
+        nursery.cancel_scope.cancel(reason="the demo is over")
+    if screen is None:
         out.write(json.dumps(_json_report(reports, workspace), indent=2) + "\n")
     else:
-        out.write("\nEvery tool_use got exactly one tool_result, in the order the calls arrived.\n")
+        screen.line()
+        screen.line("Every tool_use got exactly one tool_result, in the order the calls arrived.")
     return 0
+
+
+def _can_follow_resizes() -> bool:
+    """``SIGWINCH`` exists and trio may listen for signals (only from the main thread)."""
+    return hasattr(signal, "SIGWINCH") and threading.current_thread() is threading.main_thread()
 
 
 def run_demo(*, as_json: bool = False, out: TextIO | None = None) -> int:
@@ -159,30 +207,38 @@ def run_demo(*, as_json: bool = False, out: TextIO | None = None) -> int:
             return 1
 
 
-def _print_report(out: TextIO, report: _TurnReport) -> None:
-    out.write("\n  tool_results, in call order (what the model receives next):\n")
+def _print_report(screen: _Screen, number: int, report: _TurnReport) -> None:
+    screen.line()
+    screen.line(f"  turn {number} tool_results, in call order (what the model receives next):")
     for result in report.message.results:
         flag = "error" if result.is_error else "ok   "
-        out.write(f"  {result.tool_use_id:<16} {flag} {_first_lines(result.text)}\n")
-    out.write("\n  timeline (seconds since the message began streaming):\n")
-    for line in _timeline(report):
-        out.write(f"  {line}\n")
+        screen.line(f"  {result.tool_use_id:<16} {flag} {_first_lines(result.text)}")
+    screen.line()
+    screen.line(f"  turn {number} timeline (seconds since the message began streaming):")
+    for line in _timeline(report, screen.width(), legend=number == 1):
+        screen.line(f"  {line}")
 
 
 def _first_lines(text: str, limit: int = 88) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line.replace("\t", " ") for line in text.splitlines() if line.strip()]
     shown = " ⏎ ".join(lines[:3])
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
 
 
-def _timeline(report: _TurnReport) -> list[str]:
-    """One row per call: · queued, █ running, ─ held by the ordered gate, then ✓ / ✗."""
+def _timeline(report: _TurnReport, width: int | None = None, *, legend: bool = True) -> list[str]:
+    """One row per call: · queued, █ running, ─ held by the ordered gate, then ✓ / ✗.
+
+    On a terminal of ``width`` columns the bar narrows so that a row keeps
+    about 24 columns for its note.
+    """
+    bar = _TIMELINE_WIDTH if width is None else max(16, min(_TIMELINE_WIDTH, width - 46))
     end = max((e.time for e in report.events), default=0.0) or 1.0
-    scale = _TIMELINE_WIDTH / end
-    rows = [f"{'':<16}  · queued   █ running   ─ done, held by the ordered gate until released"]
+    scale = bar / end
+    key = f"{'':<16}  · queued  █ running  ✓ ✗ done  ─ held by the ordered gate"
+    rows = [key] if legend else []
 
     def column(t: float) -> int:
-        return min(int(t * scale), _TIMELINE_WIDTH)
+        return min(int(t * scale), bar)
 
     for call in report.calls:
         events = [e for e in report.events if e.tool_use_id == call.id]
@@ -191,7 +247,7 @@ def _timeline(report: _TurnReport) -> list[str]:
         start = times.get("started")
         stop = times.get("completed", times.get("cancelled", queued))
         released = times.get("released", stop)
-        cells = [" "] * (_TIMELINE_WIDTH + 1)
+        cells = [" "] * (bar + 1)
         for i in range(column(queued), column(start if start is not None else stop)):
             cells[i] = "·"
         for i in range(column(start) if start is not None else column(stop), column(stop)):
@@ -208,7 +264,7 @@ def _timeline(report: _TurnReport) -> list[str]:
         ran = f"ran {stop - start:.2f}s" if start is not None else "never started"
         note = f"{ran}, cancelled: {reason}" if reason else ran
         rows.append(f"{call.id:<16} │{''.join(cells)}│ {note}")
-    rows.append(f"{'':<16} 0{'':>{_TIMELINE_WIDTH - 6}}{end:.2f}s")
+    rows.append(f"{'':<16} 0{'':>{bar - 6}}{end:.2f}s")
     return rows
 
 
