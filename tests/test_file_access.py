@@ -13,11 +13,13 @@ checks the file system afterwards, not only the answer.
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from trioexec import (
@@ -35,7 +37,6 @@ from trioexec.tools import default_tools
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from pathlib import Path
 
     from trioexec import JSONValue, Tool
 
@@ -427,3 +428,65 @@ async def test_an_unreadable_path_field_asks_even_without_rules(tmp_path: Path) 
     assert text == (
         "Claude requested permissions to use save_many, whose paths could not be read as a path."
     )
+
+
+# -- hypothesis: a listing or search shows exactly what no Read rule hides ---------------------
+
+_DIR = st.sampled_from(["a", "b", "c", "keys", "Sub"])
+_FILE = st.sampled_from(["x.txt", "y.pem", "z.py", ".hidden"])
+
+
+@st.composite
+def trees(draw: st.DrawFn) -> tuple[list[str], str, list[str]]:
+    """(files as relative paths, the directory a deny rule covers, symlinks' paths into it)."""
+    files = draw(
+        st.lists(
+            st.lists(_DIR, max_size=3).flatmap(
+                lambda dirs: _FILE.map(lambda name: "/".join([*dirs, name]))
+            ),
+            min_size=1,
+            max_size=12,
+            unique=True,
+        )
+    )
+    dirs = sorted({f.rsplit("/", 1)[0] for f in files if "/" in f})
+    assume(dirs)
+    denied = draw(st.sampled_from(dirs))
+    inside = [f for f in files if f.startswith(denied + "/")]
+    links = draw(st.lists(st.sampled_from(["link1", "link2"]), max_size=2, unique=True))
+    return files, denied, [f"{name}->{inside[0]}" for name in links]
+
+
+@settings(max_examples=20, deadline=None)
+@given(tree=trees())
+async def test_glob_and_grep_show_exactly_the_files_no_read_rule_hides(
+    tree: tuple[list[str], str, list[str]],
+) -> None:
+    files, denied, links = tree
+    with tempfile.TemporaryDirectory() as folder:
+        cwd = _build(folder, files, links)
+        guard = deny(f"Read(./{denied}/**)")
+        visible = {f for f in files if not f.startswith(denied + "/")}
+        listing, _ = await run_one(cwd, "Glob", {"pattern": "**/*"}, guard)
+        grep, _ = await run_one(cwd, "Grep", {"pattern": "NEEDLE", "head_limit": 0}, guard)
+        for answer in (listing, grep):
+            shown = {line for line in answer.splitlines() if line and not line.startswith("Found")}
+            shown.discard("No files found")
+            assert not {line for line in shown if line.startswith(denied + "/")}, answer
+            assert not {line for line in shown if line.startswith("link")}, answer
+            assert {f for f in visible if not _is_hidden(f)} <= shown, answer
+
+
+def _build(folder: str, files: list[str], links: list[str]) -> Path:
+    cwd = Path(folder).resolve()
+    for rel in files:
+        (cwd / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cwd / rel).write_text("NEEDLE\n")
+    for link in links:
+        name, target = link.split("->")
+        (cwd / name).symlink_to(cwd / target)
+    return cwd
+
+
+def _is_hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))

@@ -35,7 +35,7 @@ import attrs
 
 from ._path_access import PathAccess
 from ._path_rules import match_path_rule
-from ._protected import protected_path_reason
+from ._protected import protected_reason_resolved
 from ._texts import (
     edit_denied_message,
     permission_denied_message,
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NOTHING_HIDDEN",
     "ReadFilter",
+    "Resolver",
     "denial_before_validation",
     "path_access_of",
     "path_denial_message",
@@ -83,8 +84,40 @@ def _absolute(raw: str | os.PathLike[str], cwd: Path) -> str:
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(os.fspath(raw))))
 
 
+class Resolver:
+    """Symlink resolution for one permission decision: each path is resolved once.
+
+    Never shared between calls (the file system may change between them).
+    """
+
+    __slots__ = ("_real", "_real_cwd", "cwd")
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self._real: dict[str, str] = {}
+        self._real_cwd: Path | None = None
+
+    def real(self, written: str) -> str:
+        """``written`` (absolute, normalised) with every symlink resolved."""
+        found = self._real.get(written)
+        if found is None:
+            found = self._real[written] = os.path.realpath(written)
+        return found
+
+    def real_cwd(self) -> Path:
+        """The working directory with every symlink resolved."""
+        if self._real_cwd is None:
+            self._real_cwd = Path(self.real(os.path.normpath(self.cwd)))
+        return self._real_cwd
+
+
 def path_rule_covers(
-    content: str, path: str | os.PathLike[str], cwd: Path, *, behavior: RuleBehavior = "deny"
+    content: str,
+    path: str | os.PathLike[str],
+    cwd: Path,
+    *,
+    behavior: RuleBehavior = "deny",
+    resolver: Resolver | None = None,
 ) -> bool:
     """Whether the path rule ``content`` covers ``path`` for a ``behavior`` rule.
 
@@ -94,6 +127,7 @@ def path_rule_covers(
     rule covers it only when it covers both the written and the resolved path,
     so ``src/link -> ~/.ssh`` is not allowed by ``Edit(./src/**)``.  Blocking
     file system calls (``realpath``); cheap enough for the event loop thread.
+    ``resolver`` shares the resolutions of one decision.
     """
     written = _absolute(path, cwd)
     as_written = match_path_rule(content, written, cwd=cwd)
@@ -101,14 +135,14 @@ def path_rule_covers(
         return True
     if not as_written and behavior == "allow":
         return False
-    real = os.path.realpath(written)
+    resolver = resolver or Resolver(cwd)
+    real = resolver.real(written)
     if real == written:
         return as_written
-    real_cwd = Path(os.path.realpath(cwd))
-    resolved = match_path_rule(content, real, cwd=cwd) or (
-        real_cwd != cwd and match_path_rule(content, real, cwd=real_cwd)
-    )
-    return resolved
+    if match_path_rule(content, real, cwd=cwd):
+        return True
+    real_cwd = resolver.real_cwd()
+    return real_cwd != cwd and match_path_rule(content, real, cwd=real_cwd)
 
 
 def paths_match(
@@ -116,6 +150,7 @@ def paths_match(
     paths: tuple[str, ...] | None,
     cwd: Path,
     behavior: RuleBehavior,
+    resolver: Resolver | None = None,
 ) -> bool:
     """Whether one of the path rule ``contents`` applies to a call naming ``paths``.
 
@@ -130,15 +165,21 @@ def paths_match(
         return behavior != "allow"
     if not paths:
         return False
+    resolver = resolver or Resolver(cwd)
     if behavior == "allow":
         return any(
-            all(path_rule_covers(c, p, cwd, behavior="allow") for p in paths) for c in contents
+            all(path_rule_covers(c, p, cwd, behavior="allow", resolver=resolver) for p in paths)
+            for c in contents
         )
-    return any(path_rule_covers(c, p, cwd, behavior=behavior) for c in contents for p in paths)
+    return any(
+        path_rule_covers(c, p, cwd, behavior=behavior, resolver=resolver)
+        for c in contents
+        for p in paths
+    )
 
 
 def protected_write(
-    tool: Tool[Any], parsed_input: object, ctx: CallContext
+    tool: Tool[Any], parsed_input: object, ctx: CallContext, resolver: Resolver | None = None
 ) -> PermissionResult | None:
     """A safety-check ask when the call writes a protected path; None when it does not.
 
@@ -155,8 +196,10 @@ def protected_write(
             "could not be read as a path.",
             safety_check=True,
         )
+    resolver = resolver or Resolver(ctx.cwd)
     for path in paths:
-        if protected_path_reason(path, cwd=ctx.cwd) is not None:
+        written = _absolute(path, ctx.cwd)
+        if protected_reason_resolved(written, resolver.real(written)) is not None:
             return PermissionResult.ask(
                 sensitive_file_message(_absolute(path, ctx.cwd)), safety_check=True
             )

@@ -44,6 +44,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ._file_access import (
+    Resolver,
     path_access_of,
     path_denial_message,
     paths_match,
@@ -103,17 +104,18 @@ async def check_permission_chain(
     ask = permissions.rules_for(rule_names(tool, access, "ask"), "ask")
     if ask.whole:
         return PermissionResult.ask()
-    if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny", permissions):
+    resolver = Resolver(ctx.cwd)
+    if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny", permissions, resolver):
         return PermissionResult.deny(path_denial_message(tool, parsed_input, ctx, deny.contents))
     own = tool_check if tool_check is not None else await tool.check_permissions(parsed_input, ctx)
     if own.behavior == "deny":
         return PermissionResult.deny(own.message or permission_denied_message(name))
     if own.behavior == "ask" and own.safety_check:
         return own
-    protected = protected_write(tool, parsed_input, ctx)
+    protected = protected_write(tool, parsed_input, ctx, resolver)
     if protected is not None:
         return protected
-    if _any_rule_matches(tool, ask.contents, parsed_input, ctx, "ask", permissions):
+    if _any_rule_matches(tool, ask.contents, parsed_input, ctx, "ask", permissions, resolver):
         return PermissionResult.ask()
     allowed = own if own.behavior == "allow" else PermissionResult.allow()
     if hook_decision == "allow":
@@ -124,7 +126,7 @@ async def check_permission_chain(
         return allowed
     allow = permissions.rules_for(rule_names(tool, access, "allow"), "allow")
     if allow.whole or _any_rule_matches(
-        tool, allow.contents, parsed_input, ctx, "allow", permissions
+        tool, allow.contents, parsed_input, ctx, "allow", permissions, resolver
     ):
         return allowed
     if own.behavior == "allow":
@@ -147,6 +149,7 @@ def _any_rule_matches(
     ctx: CallContext,
     behavior: RuleBehavior,
     permissions: PermissionContext,
+    resolver: Resolver,
 ) -> bool:
     """Whether one of the ``behavior`` rule ``contents`` applies to the call.
 
@@ -157,7 +160,7 @@ def _any_rule_matches(
         return False
     access = path_access_of(tool)
     if access is not None:  # a declared path: the content is a path pattern
-        return paths_match(contents, access.paths(parsed_input), ctx.cwd, behavior)
+        return paths_match(contents, access.paths(parsed_input), ctx.cwd, behavior, resolver)
     unread = False
     for content in contents:
         matched = tool.match_rule_content(content, parsed_input, ctx, behavior=behavior)

@@ -50,7 +50,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -62,6 +61,7 @@ __all__ = [
     "PROTECTED_FILES",
     "PROTECTED_SYSTEM_PATHS",
     "protected_path_reason",
+    "protected_reason_resolved",
 ]
 
 PROTECTED_DIRS: dict[str, str] = {
@@ -148,9 +148,18 @@ def _canonical(name: str) -> str:
     return folded or name.casefold()
 
 
+_MARKERS = tuple(
+    sorted({*PROTECTED_DIRS, *PROTECTED_FILES, ".config/", ".git/", "/etc/"}, key=len)
+)
+"""Every protected path's case-folded text contains one of these (a quick first test)."""
+
+
 def _lexical_reason(path: str, xdg_config_home: str | None) -> str | None:
     """Why the absolute, normalised ``path`` is protected (None: it is not)."""
-    parts = [_canonical(p) for p in PurePosixPath(path).parts[1:]]
+    folded_path = path.casefold()
+    if not any(marker in folded_path for marker in _MARKERS) and not xdg_config_home:
+        return None
+    parts = [_canonical(p) for p in path.split("/") if p]
     for index, part in enumerate(parts):
         why = PROTECTED_DIRS.get(part)
         if why is not None:
@@ -167,7 +176,7 @@ def _lexical_reason(path: str, xdg_config_home: str | None) -> str | None:
         if why is not None:
             return f"{parts[-1]} is {why}" if why.startswith("a ") else f"{parts[-1]}: {why}"
     folded = "/" + "/".join(parts)
-    for system, why in PROTECTED_SYSTEM_PATHS.items():
+    for system, why in PROTECTED_SYSTEM_PATHS.items() if folded.startswith("/etc/") else ():
         if folded == system:
             return f"{system} is {why}"
         if folded.startswith(system + "/"):
@@ -234,30 +243,48 @@ def protected_path_reason(
     raw = os.fspath(path)
     if "\0" in raw:
         raise ValueError("a path cannot contain a NUL byte")
-    env = os.environ if environ is None else environ
-    xdg = env.get("XDG_CONFIG_HOME")
     expanded = _expand_home(raw, home)
     written = os.path.normpath(os.path.join(os.fspath(cwd), expanded))
     if not os.path.isabs(written):
         written = os.path.abspath(written)
-    reason = _lexical_reason(written, xdg)
-    if reason is not None:
-        return reason
     try:
         real = os.path.realpath(written, strict=False)
     except OSError as exc:  # pragma: no cover - realpath(strict=False) rarely raises
         return f"the path cannot be resolved ({exc.strerror or exc}), so it is treated as protected"
-    if real != written:
-        reason = _lexical_reason(real, xdg)
-        if reason is not None:
-            return f"{reason} (the path resolves to {real})"
-    if _is_symlink_loop(written):
-        return "the path is a symlink that cannot be resolved, so it is treated as protected"
-    if hard_links and _has_other_links(real):
+    reason = protected_reason_resolved(written, real, environ=environ)
+    if reason is None and hard_links and _has_other_links(real):
         return (
             "the file has other hard links (names this check cannot see), "
             "so it is treated as protected"
         )
+    return reason
+
+
+def protected_reason_resolved(
+    written: str, real: str, *, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """:func:`protected_path_reason` for a caller that already has both paths.
+
+    Args:
+        written: the target as written, absolute and normalised
+            (``os.path.normpath``; ``~`` already expanded).
+        real: ``os.path.realpath(written)``.
+        environ: where ``XDG_CONFIG_HOME`` is read from (default ``os.environ``).
+
+    Returns:
+        The reason, or None.  Hard links are not looked at.
+    """
+    env = os.environ if environ is None else environ
+    xdg = env.get("XDG_CONFIG_HOME")
+    reason = _lexical_reason(written, xdg)
+    if reason is not None:
+        return reason
+    if real != written:
+        reason = _lexical_reason(real, xdg)
+        if reason is not None:
+            return f"{reason} (the path resolves to {real})"
+    if os.path.islink(real) and _is_symlink_loop(real):  # realpath stopped at a loop
+        return "the path is a symlink that cannot be resolved, so it is treated as protected"
     return None
 
 
