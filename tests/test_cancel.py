@@ -11,14 +11,14 @@ import trio.testing
 from helpers import REJECT, make_tool, use
 
 from trioexec import ToolUse, Turn, open_streaming_executor, run_tools
-from trioexec._call import Call
+from trioexec._call import Admission, Call
 from trioexec._cancel import NEVER_STARTED_BATCH, Cancellation, cancel_at_end_of_instant
 
 READ = make_tool("Read", interrupt="cancel")
 
 
 def call(index: int, name: str = "Bash", **tool_input: str) -> Call:
-    return Call(index, ToolUse(f"t{index}", name, dict(tool_input)), None, safe=True)
+    return Call(index, ToolUse(f"t{index}", name, dict(tool_input)), None, Admission(safe=True))
 
 
 def test_a_discard_outranks_an_interrupt_which_outranks_a_cascade() -> None:

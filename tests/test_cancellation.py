@@ -670,6 +670,29 @@ async def test_discard_then_a_fresh_executor_retries_cleanly(
     assert retry == {"t1": ToolResult("t1", "retried")}
 
 
+async def test_discard_forgets_a_finished_call_the_gate_was_holding(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    turn = Turn()
+    async with open_streaming_executor(TOOLS, turn=turn) as executor:
+        executor.add_tool(use("slow", "Grep", sleep=100.0))
+        executor.add_tool(use("held", "Read", sleep=0.5))  # finished, held behind "slow"
+        await trio.sleep(1.0)
+        assert executor.in_progress_ids == {"slow", "held"}
+        executor.discard()
+        # Nothing of the abandoned attempt is ever released: "held" is not in progress.
+        assert "held" not in executor.in_progress_ids
+        assert "held" not in turn.in_progress_ids
+        async with open_streaming_executor(TOOLS, turn=turn) as retry:
+            retry.add_tool(use("held", "Read", sleep=1.0))
+            await trio.sleep(0.5)
+            # While the retry runs, its id is the retry's, once.
+            assert turn.in_progress_ids == {"held"}
+            assert retry.in_progress_ids == {"held"}
+        assert executor.in_progress_ids == frozenset()
+    assert turn.in_progress_ids == frozenset()
+
+
 async def test_discard_with_nothing_executing(recorder: Recorder) -> None:
     async with open_streaming_executor(TOOLS, observers=[recorder]) as executor:
         executor.discard()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from trioexec import ToolResult, ToolUse
-from trioexec._call import Call, CallOutcome, CallState
+from trioexec._call import Admission, Call, CallOutcome, CallState
 from trioexec._gate import OrderedGate, ResultOrder
+
+SAFE = Admission(safe=True)
 
 
 def calls(count: int) -> list[Call]:
-    return [Call(i, ToolUse(f"t{i}", "Tool", {}), None, safe=True) for i in range(count)]
+    return [Call(i, ToolUse(f"t{i}", "Tool", {}), None, SAFE) for i in range(count)]
 
 
 def complete(gate: OrderedGate, call: Call, *, sibling_error: bool = False) -> None:

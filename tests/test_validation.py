@@ -13,6 +13,7 @@ from helpers import make_tool, use
 
 from trioexec import (
     CallContext,
+    GuardRails,
     ProgressSender,
     Tool,
     ToolRegistry,
@@ -21,6 +22,8 @@ from trioexec import (
     function_tool,
     run_tools,
 )
+from trioexec._validation import compile_tool, validate
+from trioexec.hooks import HookInput, HookOutput, HookSet
 
 TODO_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -334,3 +337,80 @@ async def test_alias_reaches_registered_tools_but_their_names_do_not() -> None:
 async def test_validation_runs_without_waiting(autojump_clock: trio.testing.MockClock) -> None:
     await answer(ToolUse("t1", "TodoWrite", {}), [TodoWrite()])
     assert trio.current_time() == 0.0
+
+
+# -- one validation path -------------------------------------------------------------------------
+
+
+@attrs.define
+class Positive:
+    n: int = attrs.field(validator=attrs.validators.gt(0))
+
+
+@attrs.define
+class Wrapped:
+    inner: Positive
+
+
+async def test_an_attrs_validators_own_message_reaches_the_model() -> None:
+    @function_tool(name="Count", input_schema={"type": "object"}, input_type=Positive)
+    async def count(payload: Positive, ctx: CallContext, progress: ProgressSender) -> object:
+        raise AssertionError("never called")
+
+    result = await answer(use("t1", "Count", n=-1), [count])
+    assert result == ToolResult(
+        "t1", expected("Count", "The input is invalid: 'n' must be > 0: -1"), is_error=True
+    )
+
+
+async def test_a_nested_attrs_validators_message_names_where_it_failed() -> None:
+    @function_tool(name="Nest", input_schema={"type": "object"}, input_type=Wrapped)
+    async def nest(payload: Wrapped, ctx: CallContext, progress: ProgressSender) -> object:
+        raise AssertionError("never called")
+
+    result = await answer(use("t1", "Nest", inner={"n": 0}), [nest])
+    assert result.content == expected(
+        "Nest", "The parameter `inner` is invalid: 'n' must be > 0: 0"
+    )
+
+
+def test_validate_gives_the_structured_input_or_the_issue() -> None:
+    @function_tool(name="Count", input_type=Positive)
+    async def count(payload: Positive, ctx: CallContext, progress: ProgressSender) -> object:
+        raise AssertionError("never called")
+
+    compiled = compile_tool(count)
+    assert validate(compiled, {"n": 3}) == (Positive(3), None)
+    parsed, issue = validate(compiled, {"n": "three"})
+    assert parsed is None
+    assert issue is not None
+    assert issue.lines == (
+        "The parameter `n` type is expected as `integer` but provided as `string`",
+    )
+    parsed, issue = validate(compiled, {"n": 0})  # layer 2a: the attrs validator
+    assert parsed is None
+    assert issue is not None
+    assert issue.lines == ("The input is invalid: 'n' must be > 0: 0",)
+
+
+async def test_a_hooks_replaced_input_is_validated_once() -> None:
+    structured: list[int] = []
+
+    def counted(instance: object, attribute: object, value: int) -> None:
+        structured.append(value)
+
+    @attrs.define
+    class Counted:
+        n: int = attrs.field(validator=counted)
+
+    @function_tool(name="Counted", input_type=Counted, concurrency_safe=True)
+    async def tool(payload: Counted, ctx: CallContext, progress: ProgressSender) -> object:
+        return f"n={payload.n}"
+
+    async def replace(data: HookInput) -> HookOutput:
+        return HookOutput(permission_decision="allow", updated_input={"n": 2})
+
+    rails = GuardRails(hooks=HookSet().with_python_hook("PreToolUse", "Counted", replace))
+    outcome = await run_tools([use("t1", "Counted", n=1)], [tool], guard=rails)
+    assert outcome.results == (ToolResult("t1", "n=2"),)
+    assert structured == [1, 2]  # the model's input at admission, the hook's once

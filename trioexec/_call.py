@@ -4,7 +4,8 @@ Owns :class:`Call` (what the core tracks for each ``tool_use``), the states it
 moves through (``queued -> executing -> completed -> released``, SPEC §3),
 :class:`CallOutcome` (an answer plus what travels with it), the tool_use id
 rule, and the one answer that needs nothing but the call: the no-such-tool error
-(one function for every call site).
+(one function for every call site), and :class:`Admission`, the verdict on a
+call's input that travels with it from admission to its lifecycle.
 
 Pure: no trio at run time (it is named only in the call's annotations).
 """
@@ -20,7 +21,7 @@ from ._events import CancelReason
 from ._models import Attachment, ToolResult, ToolUse
 from ._texts import duplicate_tool_use_id, invalid_tool_use_id, no_such_tool
 from ._tool import ContextModifier, ContextState
-from ._validation import CompiledTool
+from ._validation import CompiledTool, InputError
 
 if TYPE_CHECKING:
     from collections.abc import Container
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     import trio  # noqa: TC004
 
 __all__ = [
+    "NOT_ADMITTED",
+    "Admission",
     "Call",
     "CallOutcome",
     "CallState",
@@ -110,6 +113,30 @@ def id_problem(tool_use_id: str, seen: Container[str]) -> str | None:
     return None
 
 
+@attrs.frozen
+class Admission:
+    """What admission found about a call's input; the lifecycle uses it, never re-checks.
+
+    Attributes:
+        safe: the call may run beside other safe calls (proved: an unknown
+            tool, an invalid input, or an ``is_concurrency_safe`` that raised
+            all count as unsafe).
+        parsed: the input after layers 1 and 2a (an ``input_type`` instance or
+            a dict); None when it did not validate.
+        issue: why the input did not validate (layer 1 or 2a); None when it did.
+    """
+
+    safe: bool
+    parsed: object = None
+    issue: InputError | None = None
+
+
+NOT_ADMITTED = Admission(safe=False)
+"""The verdict of a call whose input was never looked at (unknown tool, refused id,
+or admitted blind after a tool's code raised); such a call never runs a lifecycle
+with it."""
+
+
 PROGRESS_KEPT = 1_000
 """How many of a call's latest progress items are kept for its partial output."""
 
@@ -122,8 +149,7 @@ class Call:
         index: its position in arrival (tool_use) order within the run.
         tool_use: the call as the model sent it.
         compiled: its tool, compiled; None for an unknown tool or a refused id.
-        safe: admission found it concurrency-safe (fail closed: False on doubt).
-        parsed: the structured input admission produced, or the ``UNPARSED`` marker.
+        admission: the verdict on its input (safety, parsed input or the issue).
         state: where it is in ``queued -> executing -> completed -> released``.
         scope: its own cancel scope (set when it starts; interrupts cancel it).
         outcome: its answer, once it has one (first answer wins).
@@ -140,8 +166,7 @@ class Call:
     index: int
     tool_use: ToolUse
     compiled: CompiledTool | None
-    safe: bool
-    parsed: object = None
+    admission: Admission = NOT_ADMITTED
     state: CallState = "queued"
     scope: trio.CancelScope | None = None
     outcome: CallOutcome | None = None
@@ -170,6 +195,11 @@ class Call:
             return self.compiled.tool.partial_output(items)
         except Exception:  # a tool's bug must not cost the call its answer
             return ""
+
+    @property
+    def safe(self) -> bool:
+        """Admission proved it concurrency-safe."""
+        return self.admission.safe
 
     @property
     def interrupt_behavior(self) -> str:

@@ -43,6 +43,7 @@ from ._gate import OrderedGate, ResultOrder
 from ._groups import exception_name, is_cancellation, is_only, single_exception, split_cancelled
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
+from ._partition import admit
 from ._registry import ToolRegistry
 from ._texts import tool_use_error
 from ._timeouts import TimeoutWatch
@@ -188,25 +189,18 @@ class RunCore:
         """
         problem = id_problem(tool_use.id, self._ids)
         compiled = None if problem else self.registry.lookup(tool_use.name)
-        call = Call(len(self.calls), tool_use, compiled, safe=False)
+        call = Call(len(self.calls), tool_use, compiled)
         self._ids.add(tool_use.id)
-        if problem is not None:
-            self.calls.append(call)
-            self._emit(call, "queued")
-            self.complete(call, error_outcome(tool_use.id, problem))
-            return call
         # Tracked before any tool code runs: whatever that code raises, the call
         # is known and gets its answer.
         self.calls.append(call)
-        call.parsed = _UNPARSED
+        if problem is not None:
+            self._emit(call, "queued")
+            self.complete(call, error_outcome(tool_use.id, problem))
+            return call
         if compiled is not None and inspect:
             try:
-                if compiled.check(tool_use.input) is None:
-                    call.parsed = compiled.structure(tool_use.input)
-                    call.safe = bool(compiled.tool.is_concurrency_safe(call.parsed))
-            except Exception:  # fail closed: unsafe; the lifecycle reports the input error
-                call.safe = False
-                call.parsed = _UNPARSED
+                call.admission = admit(tool_use, compiled)
             except BaseException as exc:
                 self._emit(call, "queued")
                 self.complete(call, _raised_outcome(call, exc), cascade=False)
@@ -271,8 +265,7 @@ class RunCore:
                     progress=lambda data: self.progress(call, data),
                     on_returned=call.set_returned,
                     on_timeout=lambda expiry: self._timed_out(call, expiry),
-                    prevalidated=None if call.parsed is _UNPARSED else call.parsed,
-                    started_as_safe=call.safe,
+                    admission=call.admission,
                 )
         except BaseException as exc:
             if is_cancellation(exc):
@@ -511,6 +504,9 @@ class RunCore:
         """Abandon the run: cancel executing calls, release nothing from now on."""
         if not self.cancellation.discard(trio.current_time()):
             return
+        # Nothing is released from now on: a finished call the gate was holding
+        # is no longer in progress (an executing one leaves when its task ends).
+        self.in_progress.intersection_update(call.tool_use.id for call in self._executing)
         self._stop_executing("streaming_fallback")
         self._answer_queued("streaming_fallback")
         self.close_output()
@@ -627,10 +623,3 @@ def _raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
     """The answer to a call whose tool code raised a ``BaseException`` that stops the run."""
     text = tool_use_error(f"Error: the tool raised {exception_name(exc)}; the run was stopped")
     return error_outcome(call.tool_use.id, text)
-
-
-class _Unparsed:
-    """Marker: the input did not pass layers 1/2a at admission; the lifecycle reports why."""
-
-
-_UNPARSED: Any = _Unparsed()

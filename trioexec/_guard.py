@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -40,7 +39,7 @@ from ._texts import (
     stopped_by_pre_tool_use_hook,
 )
 from ._tool import CallContext, PermissionResult, is_mcp_tool
-from ._validation import CompiledTool, compile_tool, input_error_text, structuring_error
+from ._validation import CompiledTool, compile_tool, input_error_text, validate
 
 if TYPE_CHECKING:
     from ._models import ToolResult, ToolUse
@@ -119,7 +118,7 @@ class PreToolUseVerdict:
     Attributes:
         allowed: whether the call may run.
         input: the raw input to call the tool with: the model's, or one a hook,
-            the tool's check or ``can_use_tool`` replaced (then re-validate it).
+            the tool's check or ``can_use_tool`` replaced (already validated).
         message: when not allowed, the exact is_error tool_result text.
         attachments: records for the model, in hook order: ``additional_context``,
             then ``hook_stopped_continuation``.
@@ -127,6 +126,7 @@ class PreToolUseVerdict:
             ends the turn after this batch (the call itself may still run).
         system_messages: hook ``systemMessage`` texts, for the user only.
         hook_errors: non-blocking hook failures (timeouts, crashes, bad output).
+        parsed_input: when allowed, ``input`` after validation: call the tool with it.
     """
 
     allowed: bool
@@ -136,6 +136,7 @@ class PreToolUseVerdict:
     stop_reason: str | None = None
     system_messages: tuple[str, ...] = ()
     hook_errors: tuple[str, ...] = ()
+    parsed_input: object = attrs.field(default=None, eq=False)  # derived from ``input``
 
 
 @attrs.frozen
@@ -164,7 +165,7 @@ SpeculativeCheck: TypeAlias = Callable[[Any, "CallContext"], Awaitable[Permissio
 
 async def authorize_call(
     guard: GuardRails,
-    tool: Tool[Any],
+    tool: CompiledTool | Tool[Any],
     tool_use: ToolUse,
     parsed_input: object,
     ctx: CallContext,
@@ -173,16 +174,18 @@ async def authorize_call(
 
     Args:
         guard: the rules, hooks and callback in force.
-        tool: the tool called.
+        tool: the tool called, as the registry compiled it (a plain
+            :class:`Tool` is compiled here if a replaced input needs checking).
         tool_use: the call as the model sent it (``input`` is the raw input).
         parsed_input: the input after validation (an ``input_type`` instance or a dict).
         ctx: the call's context; the chain gives tools a copy whose
             ``permissions`` is ``guard.permissions``.
 
     Returns:
-        The verdict.  A hook's ``updatedInput`` is re-validated (schema and
-        ``input_type``) before the chain judges it; if it does not validate,
-        the verdict is a denial with the usual InputValidationError text.
+        The verdict.  An input a hook, the tool's check or ``can_use_tool``
+        replaced is validated (schema and ``input_type``) once, here: the
+        verdict carries its parsed form, and if it does not validate the
+        verdict is a denial with the usual InputValidationError text.
 
     Raises:
         Whatever the tool's ``check_permissions`` or ``can_use_tool`` raise.
@@ -191,6 +194,8 @@ async def authorize_call(
     cancelled, every hook process group is killed, and Cancelled propagates.
     """
     await trio.lowlevel.checkpoint()
+    compiled = tool if isinstance(tool, CompiledTool) else None
+    tool = tool.tool if isinstance(tool, CompiledTool) else tool
     permissions = guard.permissions
     if ctx.permissions is not permissions:
         ctx = attrs.evolve(ctx, permissions=permissions)
@@ -229,6 +234,7 @@ async def authorize_call(
             stop_reason,
             outcome.system_messages,
             outcome.errors,
+            parsed_input if allowed else None,
         )
 
     decision = outcome.decision
@@ -236,7 +242,7 @@ async def authorize_call(
         return verdict(False, raw, outcome.deny_message)
     if outcome.updated_input is not None:
         raw = dict(outcome.updated_input)
-        parsed_input, error = _revalidate(tool, raw)
+        parsed_input, error = _revalidate(compiled or tool, raw)
         if error is not None:
             return verdict(False, raw, error)
         tool_check = None  # the speculative answer was about the old input
@@ -252,8 +258,12 @@ async def authorize_call(
         if result.behavior != "allow":
             return verdict(False, raw, result.message or _stopped(outcome) or REJECT_MESSAGE)
     if result.behavior == "allow":
-        final = result.updated_input if result.updated_input is not None else raw
-        return verdict(True, final, None)
+        if result.updated_input is not None and result.updated_input != raw:
+            raw = result.updated_input  # the tool's check or the application replaced it
+            parsed_input, error = _revalidate(compiled or tool, raw)
+            if error is not None:
+                return verdict(False, raw, error)
+        return verdict(True, raw, None)
     return verdict(False, raw, result.message or permission_denied_message(tool.name))
 
 
@@ -455,21 +465,12 @@ def _attachments(
     return tuple(records)
 
 
-_compiled_tools: weakref.WeakKeyDictionary[Tool[Any], CompiledTool] = weakref.WeakKeyDictionary()
-
-
-def _revalidate(tool: Tool[Any], raw: Mapping[str, JSONValue]) -> tuple[object, str | None]:
-    """Layers 1 and 2a for an input a hook replaced: (parsed input, None) or (None, error text)."""
-    try:
-        compiled = _compiled_tools[tool]
-    except KeyError:
-        compiled = _compiled_tools.setdefault(tool, compile_tool(tool))
-    except TypeError:  # not weak-referenceable or not hashable
-        compiled = compile_tool(tool)
-    problem = compiled.check(raw)
-    if problem is not None:
-        return None, input_error_text(tool, problem)
-    try:
-        return compiled.structure(raw), None
-    except Exception as exc:
-        return None, input_error_text(tool, structuring_error(exc))
+def _revalidate(
+    tool: CompiledTool | Tool[Any], raw: Mapping[str, JSONValue]
+) -> tuple[object, str | None]:
+    """Layers 1 and 2a for a replaced input: (parsed input, None) or (None, error text)."""
+    compiled = tool if isinstance(tool, CompiledTool) else compile_tool(tool)
+    parsed, issue = validate(compiled, raw)
+    if issue is not None:
+        return None, input_error_text(compiled.tool, issue)
+    return parsed, None

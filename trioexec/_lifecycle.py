@@ -14,16 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import cattrs
 import trio
 
-from ._call import CallOutcome, error_outcome, unknown_tool_outcome
+from ._call import NOT_ADMITTED, Admission, CallOutcome, error_outcome, unknown_tool_outcome
 from ._events import CallEvent, ObserverSet
 from ._file_access import denial_before_validation, protected_write
 from ._format_error import format_tool_error
 from ._groups import split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
-from ._models import Attachment, JSONValue, ToolResult, ToolUse
+from ._models import Attachment, ToolResult, ToolUse
 from ._results import (
     content_size,
     empty_placeholder,
@@ -38,7 +37,7 @@ from ._texts import (
 )
 from ._timeouts import TimeoutWatch, ToolTimeouts, resolve_limits
 from ._tool import CallContext, ContextModifier, ContextState, ProgressSender, Tool, ToolOutput
-from ._validation import CompiledTool, input_error_text, structuring_error
+from ._validation import CompiledTool, input_error_text, validate
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -75,8 +74,7 @@ async def run_tool_use(
     progress: ProgressSender,
     on_returned: Callable[[CallOutcome], None],
     on_timeout: Callable[[Expiry], CallOutcome] | None = None,
-    prevalidated: object = None,
-    started_as_safe: bool = False,
+    admission: Admission | None = None,
 ) -> CallOutcome:
     """Run one call through its whole lifecycle and return its answer.
 
@@ -85,10 +83,11 @@ async def run_tool_use(
     keeps its real result even if cancellation arrives during the post steps.
     ``on_timeout`` makes the answer of a call step stopped by its tool's time
     limit (``timeout`` / ``idle_timeout``, or the run's override).
-    ``prevalidated`` is the structured input when the caller already ran
-    layers 1 and 2a (the partitioner does, to decide concurrency safety).
-    ``started_as_safe`` says the call may be running beside others, so an
-    input a hook replaces must be concurrency-safe too.
+    ``admission`` is what admission found (the partitioner validates the
+    input to decide concurrency safety): its parsed input or its issue is
+    used as is, never re-validated.  A call admitted as safe may be running
+    beside others, so an input a hook replaces must be concurrency-safe too.
+    Without it (or for a call admitted blind) the input is validated here.
 
     Raises:
         trio.Cancelled: the call's scope (or an enclosing one) was cancelled.
@@ -100,12 +99,12 @@ async def run_tool_use(
     # Step 2 (turn already aborted) is the run core's: a call never starts once
     # the turn is interrupted or aborted; it is answered without a lifecycle.
 
-    if prevalidated is not None:
-        parsed = prevalidated
+    if admission is None or admission is NOT_ADMITTED:
+        parsed, issue = validate(compiled, tool_use.input)
     else:
-        parsed, input_error = _validate_schema(compiled, tool_use.input)
-        if input_error is not None:
-            return error_outcome(tool_id, input_error)
+        parsed, issue = admission.parsed, admission.issue
+    if issue is not None:
+        return error_outcome(tool_id, input_error_text(tool, issue))
     guard = env.guard
     ctx = CallContext(
         tool_use=tool_use,
@@ -136,7 +135,7 @@ async def run_tool_use(
             return error_outcome(tool_id, denial)
     else:
         try:
-            verdict = await authorize_call(guard, tool, tool_use, parsed, ctx)
+            verdict = await authorize_call(guard, compiled, tool_use, parsed, ctx)
         except Exception as exc:  # the tool's check or can_use_tool raised
             return error_outcome(tool_id, format_tool_error(exc))
         attachments, stop_reason = verdict.attachments, verdict.stop_reason
@@ -147,19 +146,17 @@ async def run_tool_use(
             )
         if verdict.input != raw_input:  # a hook or the application replaced the input
             raw_input = verdict.input
-            parsed, input_error = _validate_schema(compiled, raw_input)
-            if input_error is None and started_as_safe and not _still_safe(tool, parsed):
+            parsed = verdict.parsed_input  # validated once, by the guard
+            started_as_safe = admission is not None and admission.safe
+            if started_as_safe and not _still_safe(tool, parsed):
                 # It is already running beside other calls: a replaced input that
                 # is not concurrency-safe must not run now (invariant I3).
-                input_error = tool_use_error(
+                text = tool_use_error(
                     "Error: a hook replaced the input with one that is not concurrency-safe "
                     "while the call runs beside others; the call was not run"
                 )
-            if input_error is not None:
                 return CallOutcome(
-                    ToolResult(tool_id, input_error, is_error=True),
-                    attachments,
-                    stop_reason=stop_reason,
+                    ToolResult(tool_id, text, is_error=True), attachments, stop_reason=stop_reason
                 )
 
     observers = env.observers
@@ -294,19 +291,6 @@ async def _finalize(tool: Tool[Any], result: ToolResult, session_dir: Path | Non
     with trio.CancelScope(shield=True):
         result = await finalize_result(tool, result, session_dir=session_dir)
     return result
-
-
-def _validate_schema(
-    compiled: CompiledTool, raw: Mapping[str, JSONValue]
-) -> tuple[object, str | None]:
-    """Layers 1 and 2a: the structured input, or the model-facing error text."""
-    issue = compiled.check(raw)
-    if issue is not None:
-        return None, input_error_text(compiled.tool, issue)
-    try:
-        return compiled.structure(raw), None
-    except (cattrs.BaseValidationError, ValueError, TypeError) as exc:
-        return None, input_error_text(compiled.tool, structuring_error(exc))
 
 
 async def _tool_permission_only(

@@ -10,29 +10,44 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._call import NOT_ADMITTED, Admission
 from ._models import Batch, ToolUse
 from ._registry import ToolRegistry
+from ._validation import validate
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from ._tool import Tool
+    from ._validation import CompiledTool
 
-__all__ = ["group_safe_runs", "is_call_concurrency_safe", "partition_tool_calls"]
+__all__ = ["admit", "group_safe_runs", "is_call_concurrency_safe", "partition_tool_calls"]
 
 T = TypeVar("T")
 
 
+def admit(tool_use: ToolUse, compiled: CompiledTool | None) -> Admission:
+    """The one safety decision, with the validated input it needed (fail-closed).
+
+    Raises:
+        BaseException: whatever the tool's ``is_concurrency_safe`` or its input
+            type raises that is not an ``Exception`` (the caller answers the call).
+    """
+    if compiled is None:
+        return NOT_ADMITTED
+    parsed, issue = validate(compiled, tool_use.input)
+    if issue is not None:
+        return Admission(safe=False, issue=issue)
+    try:
+        safe = bool(compiled.tool.is_concurrency_safe(parsed))
+    except Exception:
+        safe = False
+    return Admission(safe, parsed)
+
+
 def is_call_concurrency_safe(tool_use: ToolUse, registry: ToolRegistry) -> bool:
     """Whether ``tool_use`` may run beside other safe calls (fail-closed)."""
-    compiled = registry.lookup(tool_use.name)
-    if compiled is None or compiled.check(tool_use.input) is not None:
-        return False
-    try:
-        parsed = compiled.structure(tool_use.input)
-        return bool(compiled.tool.is_concurrency_safe(parsed))
-    except Exception:
-        return False
+    return admit(tool_use, registry.lookup(tool_use.name)).safe
 
 
 def partition_tool_calls(

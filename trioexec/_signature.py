@@ -172,7 +172,11 @@ def read_signature(
         field, _, problem = str(exc).removeprefix(f"{generated.__name__}.").partition(": ")
         raise ToolDefinitionError(f"{where}: parameter `{field}`: {problem}") from None
     return FunctionSignature(
-        generated, schema, None, tuple(p.name for p in inputs), **shared  # type: ignore[arg-type]
+        generated,
+        schema,
+        None,
+        tuple(p.name for p in inputs),
+        **shared,  # type: ignore[arg-type]
     )
 
 

@@ -36,7 +36,7 @@ from ._models import JSONObject, JSONValue
 from ._texts import tool_use_error
 from ._tool import Tool, check_tool_name, tool_schema
 
-__all__ = ["CompiledTool", "InputError", "compile_tool", "input_error_text"]
+__all__ = ["CompiledTool", "InputError", "compile_tool", "input_error_text", "validate"]
 
 TOOL_SEARCH_NAME = "ToolSearch"
 
@@ -238,10 +238,30 @@ def input_error_text(tool: Tool[Any], error: InputError) -> str:
     return tool_use_error(body)
 
 
+def validate(
+    compiled: CompiledTool, raw: Mapping[str, JSONValue]
+) -> tuple[object, InputError | None]:
+    """Layers 1 and 2a, the one copy every caller uses: ``(parsed, None)`` or ``(None, issue)``.
+
+    Layer 1 checks ``raw`` against the compiled schema; layer 2a structures it
+    into the tool's ``input_type``.  Whatever structuring raises (a cattrs
+    error, an attrs validator, a converter's bug) is an issue with the input,
+    never an exception to the caller.  A tuple rather than a result object:
+    this runs once per call on the hot path.
+    """
+    issue = compiled.check(raw)
+    if issue is not None:
+        return None, issue
+    try:
+        return compiled.structure(raw), None
+    except Exception as exc:
+        return None, structuring_error(exc)
+
+
 def structuring_error(exc: Exception) -> InputError:
     """Describe a cattrs structuring failure in the same sentence style as layer 1."""
     if isinstance(exc, cattrs.BaseValidationError):
-        messages = cattrs.transform_error(exc, path="$")
+        messages = cattrs.transform_error(exc, path="$", format_exception=_format_structuring)
     else:
         messages = [f"{exc} @ $"]
     lines = []
@@ -253,6 +273,19 @@ def structuring_error(exc: Exception) -> InputError:
         else:
             lines.append(f"The input is invalid: {text}")
     return InputError(tuple(lines))
+
+
+def _format_structuring(exc: BaseException, type_: type | None) -> str:
+    """cattrs' sentence for one failure, except that a class's own check speaks for itself.
+
+    A ``ValueError`` with no target type was raised by the class being built
+    (an attrs validator such as ``gt(0)``, a converter, ``__attrs_post_init__``),
+    not by structuring a field: its message (``'n' must be > 0: -1``) is the
+    useful sentence, where cattrs would say only ``invalid value``.
+    """
+    if type_ is None and isinstance(exc, ValueError) and str(exc):
+        return str(exc)
+    return cattrs.v.format_exception(exc, type_)
 
 
 def format_path(path: Iterable[str | int]) -> str:
