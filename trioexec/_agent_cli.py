@@ -18,7 +18,9 @@ after Ctrl-C.
 
 Extra tools come from *tool providers*: callables taking the
 :class:`AgentSetup` and returning an async context manager that yields tools
-(and closes whatever backs them, such as server processes, on exit).
+(and closes whatever backs them, such as server processes, on exit).  The
+command itself uses one: the approved MCP servers of the project's
+``.mcp.json`` (``trioexec._agent_mcp``; approval as in Claude Code).
 """
 
 from __future__ import annotations
@@ -151,7 +153,12 @@ def _positive_int(text: str) -> int:
 
 
 def _command(args: argparse.Namespace) -> int:
-    return run_agent(args)
+    from ._agent_mcp import mcp_json_provider
+
+    cwd = Path(args.cwd).expanduser().absolute()
+    found = (file.path for file in default_settings_paths(cwd))
+    settings = [*found, *(Path(f) for f in args.settings)]
+    return run_agent(args, tool_providers=(mcp_json_provider(settings),))
 
 
 class _UsageError(Exception):

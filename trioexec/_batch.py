@@ -19,6 +19,7 @@ import trio
 from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore, new_run_core
 from ._errors import ConfigurationError
 from ._groups import unwrap_single
+from ._misuse import checked_tool_uses, require_trio
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import group_safe_runs
 from ._tool import ContextState, Tool
@@ -113,12 +114,17 @@ async def run_tools(
         the final context.
 
     Raises:
+        TypeError: ``tool_uses`` is a single ToolUse or holds something that is
+            not one (the message names the item and its index); nothing runs.
+        RuntimeError: not called inside a trio run (``asyncio.run``, say).
         ConfigurationError: ``max_concurrency`` is not a positive integer or the
             ``updates`` channel is bounded.
         BaseException: a tool raised something that is not an ``Exception``
             (every call is still answered on ``updates``). Errors from tools
             never escape; a ``Cancelled`` from an enclosing scope propagates.
     """
+    require_trio("run_tools")
+    tool_uses = checked_tool_uses(tool_uses)
     if updates is not None and updates.statistics().max_buffer_size != math.inf:
         raise ConfigurationError("the updates channel must be unbounded (math.inf buffer)")
     core = new_run_core(

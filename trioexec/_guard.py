@@ -23,8 +23,10 @@ import attrs
 import trio
 
 from ._groups import collapse_cancelled
+from ._hook_http import HttpHook
 from ._hook_output import HookOutcome, aggregate
-from ._hooks import HookEntry, HookEvent, HookInput, HookSet, run_hooks
+from ._hooks import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
+from ._misuse import check_callback
 from ._models import Attachment, JSONValue, content_to_api
 from ._permission_context import PermissionContext, PermissionModeName, claude_code_mode_name
 from ._permissions import check_permission_chain
@@ -76,11 +78,18 @@ class GuardRails:
             (``uuid4``) for each ``GuardRails``, so hooks that key logs or state
             on it never see an empty id.  Keep one value for a whole session.
         transcript_path: passed to hooks.
+
+    Raises:
+        TypeError: ``can_use_tool`` is not ``async def (tool_name, input,
+            tool_use_id)``, or a Python hook is not ``async def (hook_input)``
+            (checked here, when the guard rails are built, not at the first call).
     """
 
     permissions: PermissionContext = attrs.field(factory=PermissionContext)
-    hooks: HookSet = attrs.field(factory=HookSet)
-    can_use_tool: CanUseTool | None = None
+    hooks: HookSet = attrs.field(factory=HookSet, validator=lambda _s, _a, v: _check_hooks(v))
+    can_use_tool: CanUseTool | None = attrs.field(
+        default=None, validator=lambda _s, _a, v: _check_can_use_tool(v)
+    )
     session_id: str = attrs.field(factory=lambda: str(uuid.uuid4()))
     transcript_path: str = ""
 
@@ -254,7 +263,7 @@ async def authorize_call(
             if result.safety_check and result.message:
                 return verdict(False, raw, result.message)
             return verdict(False, raw, permission_not_granted_message(tool.name))
-        result = await guard.can_use_tool(tool.name, raw, tool_use.id)
+        result = await _ask_application(guard.can_use_tool, tool.name, raw, tool_use.id)
         if result.behavior != "allow":
             return verdict(False, raw, result.message or _stopped(outcome) or REJECT_MESSAGE)
     if result.behavior == "allow":
@@ -305,6 +314,50 @@ def _if_matcher(tool: Tool[Any], parsed_input: object, ctx: CallContext) -> Call
         return True if matched is None else bool(matched)
 
     return holds
+
+
+def _check_can_use_tool(callback: object) -> None:
+    if callback is not None:
+        check_callback(
+            callback, what="GuardRails: can_use_tool", params=("tool_name", "input", "tool_use_id")
+        )
+
+
+def _check_hooks(hooks: HookSet) -> None:
+    for index, entry in enumerate(hooks.entries):
+        if not isinstance(entry.hook, (CommandHook, HttpHook)):
+            check_callback(
+                entry.hook,
+                what=f"GuardRails: hooks.entries[{index}] ({entry.event}) hook",
+                params=("hook_input",),
+            )
+
+
+async def _ask_application(
+    callback: CanUseTool, tool_name: str, raw: Mapping[str, JSONValue], tool_use_id: str
+) -> PermissionResult:
+    """The application's answer; a failure (or a wrong type) is logged with its traceback.
+
+    Raises:
+        Exception: what the callback raised, or TypeError for an answer that is
+            not a PermissionResult; the lifecycle answers the call with it.
+    """
+    try:
+        result: object = await callback(tool_name, raw, tool_use_id)
+        if not isinstance(result, PermissionResult):
+            raise TypeError(
+                f"can_use_tool returned {type(result).__name__} ({result!r:.60}), not a "
+                "PermissionResult (PermissionResult.allow() or .deny(message))"
+            )
+    except Exception:
+        logger.warning(
+            "the application's can_use_tool callback failed for %s (%s)",
+            tool_name,
+            tool_use_id,
+            exc_info=True,
+        )
+        raise
+    return result
 
 
 def _stopped(outcome: HookOutcome) -> str | None:

@@ -102,6 +102,8 @@ class HookResult:
     updated_mcp_tool_output: JSONValue = None
     error: str | None = None
     """A non-blocking failure (timeout, crash, bad output): reported, never decisive."""
+    exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+    """What a Python hook raised, so the warning about it carries the traceback."""
 
 
 @attrs.frozen

@@ -358,6 +358,7 @@ async def run_hooks(
                 result.label,
                 hook_input.tool_name,
                 result.error,
+                exc_info=result.exception,
             )
     return done
 
@@ -388,7 +389,9 @@ async def _run_entry(
         except HookBlockingError as exc:
             return HookResult(label=label, blocking_error=exc.message)
         except Exception as exc:
-            return HookResult(label=label, error=f"raised {type(exc).__name__}: {exc}")
+            return HookResult(
+                label=label, error=f"raised {type(exc).__name__}: {exc}", exception=exc
+            )
         if output is None:
             return HookResult(label=label)
         if not isinstance(output, HookOutput):

@@ -189,6 +189,8 @@ class McpTool(Tool[dict[str, Any]]):
         blocks = _blocks(result)
         if result.is_error:
             raise McpToolError(_text(blocks) or f"{self.mcp_name} failed")
+        if all(isinstance(block, TextBlock) for block in blocks):
+            return _text(blocks)  # text only: one string, as a built-in tool answers
         return blocks
 
     def partial_output(self, progress: Sequence[object]) -> str:

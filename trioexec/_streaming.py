@@ -27,6 +27,7 @@ import trio
 from ._call import unknown_tool_outcome
 from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore, new_run_core
 from ._errors import ConfigurationError
+from ._misuse import check_tool_use, require_trio
 from ._models import ToolUse, Update
 
 if TYPE_CHECKING:
@@ -66,9 +67,12 @@ class StreamingExecutor:
         ``streaming_fallback``) but never released.
 
         Raises:
+            TypeError: ``tool_use`` is not a :class:`ToolUse` (the message names
+                its index among the calls added); nothing is queued.
             RuntimeError: called after :meth:`remaining` or after the executor closed.
         """
         core = self._core
+        check_tool_use(tool_use, where=f"add_tool: call #{len(core.calls)} (0-based)")
         if self._closed:
             raise RuntimeError("add_tool() on a closed executor: its async with block has exited")
         if self._input_closed and not core.discarded:
@@ -206,8 +210,10 @@ async def open_streaming_executor(
             tool_timeouts: as for :func:`run_tools`.
 
     Raises:
+        RuntimeError: not entered inside a trio run (``asyncio.run``, say).
         ConfigurationError: an invalid ``max_concurrency`` or ``result_order``.
     """
+    require_trio("open_streaming_executor")
     if result_order not in ("arrival", "completion"):
         raise ConfigurationError(
             f"result_order must be 'arrival' or 'completion', not {result_order!r}"

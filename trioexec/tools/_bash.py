@@ -190,6 +190,20 @@ class BashTool(Tool[BashInput]):
                 return PermissionResult.allow()
         return PermissionResult.passthrough()
 
+    async def speculative_permission_check(
+        self,
+        input: BashInput,  # noqa: A002
+        ctx: CallContext,
+    ) -> PermissionResult:
+        """SPEC §4 step 5: the classifier's answer, worked out while the PreToolUse hooks run.
+
+        The lifecycle starts this beside the hooks and uses its answer in place
+        of :meth:`check_permissions` (the same answer: the read-only classifier,
+        then the on-disk check).  A hook that denies, or replaces the input,
+        cancels it; so does an abort of the turn.
+        """
+        return await self.check_permissions(input, ctx)
+
     def match_rule_content(
         self,
         content: str,
