@@ -9,16 +9,18 @@ succeeded exactly once, in order, and nothing of the broken attempt.
 
 from __future__ import annotations
 
+import functools
 import json
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Self
 
+import pytest
 import trio
 import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trioexec import CallContext, ToolRegistry, function_tool
+from trioexec import CallContext, ConfigurationError, ToolRegistry, Turn, function_tool
 from trioexec.anthropic import run_assistant_turn
 
 if TYPE_CHECKING:
@@ -172,3 +174,49 @@ def test_every_tool_use_of_the_successful_attempt_is_answered_once_in_order(
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     assert [r["tools"] for r in client.requests] == [TOOLS.to_api(), TOOLS.to_api()]
+
+
+async def test_an_interrupt_during_the_backoff_ends_the_turn_with_nothing_stale(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    broken, _ = _events([("note", "x")], "stale_")
+    client = FakeClient([broken[:-2], []])  # cut before message_delta / message_stop
+    turn = Turn()
+    retried: list[int] = []
+
+    async def interrupt_later() -> None:
+        await trio.sleep(5)  # the first attempt failed at t<1; the backoff lasts 10 s
+        turn.interrupt()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(interrupt_later)
+        outcome = await run_assistant_turn(
+            client,  # type: ignore[arg-type]
+            tools=TOOLS,
+            messages=[{"role": "user", "content": "go"}],
+            model="m",
+            turn=turn,
+            retry_backoff=10.0,
+            on_retry=lambda n, exc: retried.append(n),
+        )
+    assert retried == [1]
+    assert trio.current_time() < 10
+    assert outcome.interrupted
+    assert outcome.tool_uses == ()
+    assert outcome.user_message is None
+    assert outcome.messages() == []
+    assert len(client.requests) == 1
+
+
+def test_max_attempts_below_one_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError, match="max_attempts must be >= 1"):
+        trio.run(
+            functools.partial(
+                run_assistant_turn,
+                FakeClient([]),  # type: ignore[arg-type]
+                tools=TOOLS,
+                messages=[],
+                model="m",
+                max_attempts=0,
+            )
+        )

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 
 from ._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
+from ._errors import ConfigurationError
 from ._model_turn import DEFAULT_MAX_TOKENS, TurnOutcome, run_assistant_turn
 from ._models import JSONObject
 from ._registry import ToolRegistry
@@ -88,6 +89,7 @@ class Agent:
 
     Raises:
         ToolDefinitionError: a tool is ill-defined (two share a name, ...).
+        ConfigurationError: ``max_turns`` is below 1.
     """
 
     def __init__(
@@ -116,7 +118,7 @@ class Agent:
         on_turn: Callable[[int, TurnOutcome], None] | None = None,
     ) -> None:
         if max_turns is not None and max_turns < 1:
-            raise ValueError("max_turns must be >= 1 or None")
+            raise ConfigurationError(f"max_turns must be >= 1 or None, not {max_turns}")
         self.client = client
         self.tools = ToolRegistry.coerce(tools)
         self.model = model

@@ -264,7 +264,7 @@ async def _run(
                 on_update=display.update,
                 on_retry=display.retry,
             )
-        except (ToolDefinitionError, ValueError) as exc:
+        except (ToolDefinitionError, ConfigurationError) as exc:
             raise _UsageError(str(exc)) from None
         prompter.display = display
         async with trio.open_nursery() as nursery:

@@ -32,7 +32,7 @@ import attrs
 import trio
 
 from ._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
-from ._errors import TrioexecError
+from ._errors import ConfigurationError, TrioexecError
 from ._message import UserMessage, build_user_message
 from ._models import JSONObject, JSONValue, ResultUpdate, ToolUse, Update
 from ._registry import ToolRegistry
@@ -233,13 +233,15 @@ async def run_assistant_turn(
         ModelStreamError: every attempt failed, or the request was refused
             with an error that is not worth retrying (a 4xx such as an invalid
             key); the SDK's exception is the ``__cause__``.
+        ConfigurationError: ``max_attempts`` is below 1.
 
     On cancellation (from outside) the executor's calls are cancelled and
     awaited; nothing is returned.
     """
     if max_attempts < 1:
-        raise ValueError("max_attempts must be >= 1")
+        raise ConfigurationError(f"max_attempts must be >= 1, not {max_attempts}")
     registry = ToolRegistry.coerce(tools)
+    observers = tuple(observers)
     turn = turn if turn is not None else Turn()
     state = replacement_state if replacement_state is not None else ContentReplacementState()
     params: dict[str, Any] = {
@@ -296,7 +298,18 @@ async def run_assistant_turn(
             ) from failure
         if on_retry is not None:
             on_retry(attempt_number, failure)
-        await trio.sleep(retry_backoff * 2 ** (attempt_number - 1))
+        backoff = _StreamWatch()
+        turn._attach(backoff)
+        try:
+            with backoff.turn_scope:
+                if turn.interrupted:
+                    backoff.turn_scope.cancel(reason="user_interrupted")
+                await trio.sleep(retry_backoff * 2 ** (attempt_number - 1))
+        finally:
+            turn._detach(backoff)
+        if turn.interrupted:  # stopped between attempts: nothing of the failed one survives
+            attempt = _Attempt()
+            break
 
     interrupted = turn.interrupted or not attempt.finished
     _flush_texts(attempt)

@@ -213,6 +213,7 @@ def _run(
     hidden: ReadFilter = NOTHING_HIDDEN,
 ) -> str:
     found: dict[str, float] = {}
+    prefix = os.fspath(cwd).rstrip("/") + "/"
     for search, listed in zip(searches, listings, strict=True):
         if not search.base.is_dir():
             continue
@@ -223,7 +224,7 @@ def _run(
                 mtime = os.stat(path, follow_symlinks=False).st_mtime
             except OSError:
                 continue
-            found.setdefault(display_path(Path(path), cwd), mtime)
+            found.setdefault(_shown(path, cwd, prefix), mtime)
     if not found:
         return NO_FILES
     ordered = sorted(found, key=lambda p: (-found[p], p))  # newest first, after filtering
@@ -231,6 +232,13 @@ def _run(
     if len(ordered) > MAX_RESULTS:
         lines.append(TRUNCATED_NOTE)
     return "\n".join(lines)
+
+
+def _shown(path: str, cwd: Path, prefix: str) -> str:
+    """:func:`display_path` for a normalised absolute path, without building Path objects."""
+    if prefix != "/" and path.startswith(prefix):
+        return path[len(prefix) :]
+    return display_path(Path(path), cwd)
 
 
 def _matching(search: _Search, listed: list[str] | None) -> list[str]:
