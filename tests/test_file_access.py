@@ -490,3 +490,28 @@ def _build(folder: str, files: list[str], links: list[str]) -> Path:
 
 def _is_hidden(rel: str) -> bool:
     return any(part.startswith(".") for part in rel.split("/"))
+
+
+async def test_a_symlink_swapped_after_the_permission_check_is_judged_again(
+    tmp_path: Path,
+) -> None:
+    """Between the check and the write (here: while the application is asked) ``link``
+    is pointed into the denied tree; the write is refused at call time."""
+    cwd = workspace(tmp_path)
+    (cwd / "hop").symlink_to("open")
+
+    async def swap_then_approve(
+        name: str, tool_input: Mapping[str, JSONValue], _: str
+    ) -> PermissionResult:
+        (cwd / "hop").unlink()
+        (cwd / "hop").symlink_to("protected")
+        return PermissionResult.allow()
+
+    guard = GuardRails(
+        PermissionContext(deny=["Edit(./protected/**)"], ask=["Write"]),
+        can_use_tool=swap_then_approve,
+    )
+    text, is_error = await run_one(cwd, "Write", {"file_path": "hop/x", "content": "X"}, guard)
+    assert is_error
+    assert text == edit_denied(cwd, "hop/x")
+    assert not (cwd / "protected" / "x").exists()

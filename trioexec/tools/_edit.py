@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._file_access import denial_before_validation
 from .._path_access import PathAccess
 from ._base import (
     BINARY_SNIFF_BYTES,
@@ -152,6 +153,9 @@ class EditTool(PathTool[EditInput]):
                 no longer applies, or the write failed.
         """
         path = await self.resolve(input.file_path, ctx)
+        denial = denial_before_validation(self, input, ctx)
+        if denial is not None:  # the path changed (a symlink swapped) since it was allowed
+            raise FileToolError(denial)
         original, outcome = await trio.to_thread.run_sync(functools.partial(_edit, path, input))
         if outcome.replaced > 1:
             text = (

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._file_access import denial_before_validation
 from .._path_access import PathAccess
 from ._base import FileToolError, PathTool, open_regular, write_text, written_message
 from ._responses import Reported, structured_patch
@@ -76,6 +77,9 @@ class WriteTool(PathTool[WriteInput]):
             FileToolError: outside the root, a directory, or the write failed.
         """
         path = await self.resolve(input.file_path, ctx)
+        denial = denial_before_validation(self, input, ctx)
+        if denial is not None:  # the path changed (a symlink swapped) since it was allowed
+            raise FileToolError(denial)
         original, created = await trio.to_thread.run_sync(
             functools.partial(_write, path, input.content, input.file_path)
         )
