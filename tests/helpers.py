@@ -13,20 +13,27 @@ default output is ``"ok"``.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import signal
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
+import pytest
 import trio
 
-from trioexec import CallEvent, Observer, ResultUpdate, ToolOutput, ToolUse
+from trioexec import CallContext, CallEvent, Observer, ResultUpdate, ToolOutput, ToolUse
 from trioexec.testing import SCRIPTED_INPUT_SCHEMA, ScriptedTool, ScriptedToolError
+from trioexec.tools import BashInput, BashTool
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
     from trioexec import (
-        CallContext,
         ContextModifier,
         ContextState,
         JSONObject,
@@ -36,13 +43,23 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "GIT_ENV",
     "NOT_NOW",
     "REJECT",
     "Recorder",
     "Step",
+    "alive",
     "assert_no_new_tasks",
+    "bash_auto_allowed",
+    "call_context",
+    "ignore_progress",
+    "linux_only",
     "live_tasks",
     "make_tool",
+    "needs",
+    "proves",
+    "real_bash",
+    "reaping",
     "results_of",
     "use",
 ]
@@ -256,3 +273,78 @@ def assert_no_new_tasks() -> Iterator[None]:
     yield
     leftover = live_tasks() - before
     assert not leftover, f"tasks left behind: {sorted(t.name for t in leftover)}"
+
+
+# -- real processes: proving an effect before asserting the guard stops it ------------------
+
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "r",
+    "GIT_AUTHOR_EMAIL": "r@example.com",
+    "GIT_COMMITTER_NAME": "r",
+    "GIT_COMMITTER_EMAIL": "r@example.com",
+}
+
+
+def needs(*programs: str) -> pytest.MarkDecorator:
+    """Skip unless every program is on PATH."""
+    missing = [p for p in programs if shutil.which(p) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)}")
+
+
+def call_context(name: str, cwd: Path) -> CallContext:
+    """A call context for tool ``name`` in ``cwd``."""
+    return CallContext(tool_use=ToolUse("toolu_1", name, {}), cwd=cwd)
+
+
+def ignore_progress(_: object) -> None:
+    """A progress sender that drops everything."""
+
+
+async def real_bash(command: str, cwd: Path) -> str:
+    """Run ``command`` with bash in ``cwd`` (bounded); its stdout."""
+    with trio.fail_after(30):
+        done = await trio.run_process(
+            ["bash", "-c", command],
+            cwd=cwd,
+            env={**os.environ, **GIT_ENV},
+            check=False,
+            capture_stdout=True,
+            capture_stderr=True,
+        )
+    return done.stdout.decode(errors="replace")
+
+
+async def bash_auto_allowed(command: str, cwd: Path) -> bool:
+    """Whether Bash's own check allows ``command`` without asking anyone."""
+    result = await BashTool().check_permissions(BashInput(command), call_context("Bash", cwd))
+    return result.behavior == "allow"
+
+
+def proves(effect: bool, what: str) -> None:
+    """Fail (not skip) when the real effect a test relies on did not happen."""
+    if not effect:
+        pytest.fail(f"precondition: {what}")
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live (not zombie) process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+@contextmanager
+def reaping(pids: list[int]) -> Iterator[None]:
+    """Kill (by group) whatever of ``pids`` the test left alive: its own processes."""
+    try:
+        yield
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)

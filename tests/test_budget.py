@@ -11,16 +11,12 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trioexec import ImageBlock, TextBlock, ToolResult
-from trioexec._budget import (
-    DEFAULT_MESSAGE_BUDGET,
-    ContentReplacementState,
-    apply_message_budget,
-    choose_replacements,
-)
+from trioexec import ContentReplacementState, ImageBlock, TextBlock, ToolResult
+from trioexec._budget import DEFAULT_MESSAGE_BUDGET, apply_message_budget, choose_replacements
 from trioexec._errors import ConfigurationError
 from trioexec._results import content_size, plan_persistence
 
@@ -424,3 +420,33 @@ async def test_a_repeated_id_is_replaced_at_its_first_occurrence_only(tmp_path: 
         out = await apply_message_budget(results, state=state, session_dir=tmp_path, budget=8_000)
         assert out[0].text.startswith("<persisted-output>")
         assert out[1] == results[1]
+
+
+# -- reapplying a decision is byte-identical -----------------------------------------------------
+
+
+async def test_reapplying_a_message_with_a_repeated_id_is_byte_identical(tmp_path: Path) -> None:
+    results = [ToolResult("toolu_1", "x" * 5_000), ToolResult("toolu_1", "x" * 5_000)]
+    state = ContentReplacementState()
+    first = await apply_message_budget(results, state=state, session_dir=tmp_path, budget=8_000)
+    again = await apply_message_budget(results, state=state, session_dir=tmp_path, budget=8_000)
+    assert again == first
+
+
+async def test_budget_reapplied_after_a_json_round_trip_is_byte_identical(tmp_path: Path) -> None:
+    """Ties, frozen, error, image-free and math.inf results through to_json/from_json."""
+    results = [ToolResult(f"toolu_{i}", chr(97 + i % 3) * 30_000) for i in range(8)]
+    results += [
+        ToolResult("toolu_err", "e" * 60_000, is_error=True),
+        ToolResult("toolu_read", "r" * 60_000),
+    ]
+    limits = {"toolu_read": float("inf")}
+    state = ContentReplacementState(seen_ids={"toolu_0"})
+    first = await apply_message_budget(results, state=state, session_dir=tmp_path, limits=limits)
+    replaced = [r.tool_use_id for r, o in zip(results, first, strict=True) if r != o]
+    # 360,000 characters: equal sizes go earliest first; toolu_0 is frozen, the error and the
+    # math.inf Read are never candidates.
+    assert replaced == ["toolu_1", "toolu_2", "toolu_3", "toolu_4", "toolu_5", "toolu_6"]
+    resumed = ContentReplacementState.from_json(json.loads(json.dumps(state.to_json())))
+    again = await apply_message_budget(results, state=resumed, session_dir=None, limits=limits)
+    assert again == first

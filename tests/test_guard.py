@@ -9,38 +9,42 @@ import attrs
 import pytest
 import trio
 import trio.testing
+from helpers import call_context, needs, proves, real_bash
 
 import trioexec
 from trioexec import (
     Attachment,
     CallContext,
     ConfigurationError,
+    GuardRails,
     PermissionResult,
     ProgressSender,
     Tool,
     ToolResult,
     ToolUse,
     function_tool,
+    run_tools,
 )
 from trioexec._bash_rules import match_bash_rule
-from trioexec._guard import (
-    GuardRails,
-    PostToolUseVerdict,
-    PreToolUseVerdict,
-    after_call,
-    authorize_call,
-)
+from trioexec._guard import PostToolUseVerdict, PreToolUseVerdict, after_call, authorize_call
 from trioexec._hook_output import HookBlockingError, HookOutput
-from trioexec._hooks import HookInput, HookSet, PythonHook
+from trioexec._hooks import HookInput, HookSet
 from trioexec._permission_context import PermissionContext
 from trioexec._texts import REJECT_MESSAGE
+from trioexec.tools import (
+    BashInput,
+    BashTool,
+    default_tools,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from trioexec._hooks import PythonHook
     from trioexec._models import JSONValue
     from trioexec._rules import RuleBehavior
     from trioexec._tool import RuleMatcher
+    from trioexec.permissions import PermissionModeName
 
 Input = dict[str, Any]
 DENIED = "Permission to use Bash has been denied."
@@ -695,3 +699,114 @@ async def test_from_settings_accepts_both_spellings_of_bypass(mode: Any) -> None
 def test_from_settings_refuses_an_unknown_mode(mode: Any) -> None:
     with pytest.raises(ConfigurationError, match=f"not {mode!r}"):
         GuardRails.from_settings(mode=mode)
+
+
+# -- rules hold against what a real shell does (hidden commands, wrappers, quotes, symlinks) -----
+
+
+@needs("bash")
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat x #'\ntouch pwned #'",
+        "cat $'\\'' x; touch pwned #'",
+        "cat <<EOF\ncat '\nEOF\ntouch pwned #'",
+    ],
+    ids=["comment", "ansi-c-quote", "here-doc"],
+)
+async def test_a_prefix_allow_rule_never_covers_a_hidden_second_command(
+    command: str, tmp_path: Path
+) -> None:
+    (tmp_path / "x").write_text("x\n")
+    await real_bash(command, tmp_path)
+    proves((tmp_path / "pwned").exists(), "bash ran the hidden touch")
+    guard = GuardRails(PermissionContext(allow=["Bash(cat:*)"]))
+    use = ToolUse("toolu_1", "Bash", {"command": command})
+    verdict = await authorize_call(
+        guard, BashTool(), use, BashInput(command), call_context("Bash", tmp_path)
+    )
+    assert not verdict.allowed
+
+
+@needs("bash")
+@pytest.mark.parametrize(
+    ("rule", "mode", "command"),
+    [
+        ("rm:*", "bypass", "'rm' -f victim"),
+        ("rm:*", "bypass", "\\rm -f victim"),
+        ("rm:*", "bypass", "nice rm -f victim"),
+        ("rm:*", "bypass", "env -i rm -f victim"),
+        ("rm:*", "bypass", "timeout -s KILL 5 rm -f victim"),
+        ("rm:*", "bypass", "command -p rm -f victim"),
+        ("cat:*", "default", "'cat' victim"),
+    ],
+)
+async def test_deny_rule_catches_wrapped_and_quoted_commands(
+    rule: str, mode: PermissionModeName, command: str, tmp_path: Path
+) -> None:
+    (tmp_path / "victim").write_text("VICTIM\n")
+    out = await real_bash(command, tmp_path)
+    proves(not (tmp_path / "victim").exists() or "VICTIM" in out, f"{command} ran")
+    guard = GuardRails(PermissionContext(deny=[f"Bash({rule})"], mode=mode))
+    use = ToolUse("toolu_1", "Bash", {"command": command})
+    verdict = await authorize_call(
+        guard, BashTool(), use, BashInput(command), call_context("Bash", tmp_path)
+    )
+    assert not verdict.allowed
+
+
+def secrets_project(tmp_path: Path) -> Path:
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.txt").write_text("TOKEN=abc\n")
+    (tmp_path / "docs").symlink_to("secrets")
+    return tmp_path
+
+
+SECRET_DENY = GuardRails(PermissionContext(deny=["Read(./secrets/**)", "Grep(./secrets/**)"]))
+
+
+async def test_read_deny_rule_holds_for_the_real_path(tmp_path: Path) -> None:
+    """The deny rule itself works when the path is written plainly."""
+    cwd = secrets_project(tmp_path)
+    use = ToolUse("toolu_1", "Read", {"file_path": "secrets/key.txt"})
+    outcome = await run_tools([use], default_tools(cwd), cwd=cwd, guard=SECRET_DENY)
+    denied = cwd / "secrets" / "key.txt"
+    assert outcome.results[0].content == f"Permission to read {denied} has been denied."
+
+
+async def test_read_deny_rule_holds_through_a_symlink(tmp_path: Path) -> None:
+    cwd = secrets_project(tmp_path)
+    use = ToolUse("toolu_1", "Read", {"file_path": "docs/key.txt"})
+    outcome = await run_tools([use], default_tools(cwd), cwd=cwd, guard=SECRET_DENY)
+    assert "TOKEN" not in str(outcome.results[0].content)
+
+
+async def test_grep_of_a_parent_directory_hides_denied_files(tmp_path: Path) -> None:
+    cwd = secrets_project(tmp_path)
+    use = ToolUse("toolu_1", "Grep", {"pattern": "TOKEN", "output_mode": "content"})
+    outcome = await run_tools([use], default_tools(cwd), cwd=cwd, guard=SECRET_DENY)
+    assert "TOKEN=abc" not in str(outcome.results[0].content)
+
+
+async def test_post_tool_use_failure_hooks_get_the_run_cwd(tmp_path: Path) -> None:
+    seen: dict[str, str] = {}
+
+    async def record(event: HookInput) -> HookOutput | None:
+        seen[event.hook_event_name] = event.cwd
+        return None
+
+    @function_tool(name="Job")
+    async def job(args: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> str:
+        if args.get("fail"):
+            raise RuntimeError("boom")
+        return "ok"
+
+    hooks = (
+        HookSet()
+        .with_python_hook("PostToolUse", "*", record)
+        .with_python_hook("PostToolUseFailure", "*", record)
+    )
+    uses = [ToolUse("toolu_1", "Job", {}), ToolUse("toolu_2", "Job", {"fail": True})]
+    await run_tools(uses, [job], cwd=tmp_path, guard=GuardRails(hooks=hooks))
+    proves(seen.get("PostToolUse") == str(tmp_path), "PostToolUse hooks see the run's cwd")
+    assert seen.get("PostToolUseFailure") == str(tmp_path)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 import trio
+import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec import ImageBlock, TextBlock, Tool, ToolResult
+from trioexec import ContentReplacementState, ImageBlock, TextBlock, Tool, ToolResult
 from trioexec._results import (
     DEFAULT_MAX_RESULT_CHARS,
     content_size,
@@ -30,6 +33,8 @@ from trioexec._results import (
     tool_result_path,
     write_exclusive,
 )
+from trioexec.results import apply_message_budget
+from trioexec.testing import ScriptedTool, parse_scenario, run_scenario
 
 
 class SizedTool(Tool[Any]):
@@ -399,3 +404,101 @@ def test_file_stems_are_injective_and_safe(ids: list[str]) -> None:
         assert stem
         assert set(stem) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-%")
         assert len(stem) <= 200
+
+
+# -- persisted files: virtual time, failed writes, reuse (SPEC §7) -------------------------------
+
+
+async def test_persisting_a_result_does_not_move_virtual_time(
+    autojump_clock: trio.testing.MockClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A disk that answers in real time: the worker thread is busy for up to one
+    # real second, or until virtual time reaches 0.75 if persisting let it move.
+    disk = threading.Event()
+    real_open = trio.open_file
+
+    async def slow_disk_open(*args: Any, **kwargs: Any) -> Any:
+        await trio.to_thread.run_sync(disk.wait, 1.0)
+        return await real_open(*args, **kwargs)
+
+    monkeypatch.setattr(trio, "open_file", slow_disk_open)
+    scenario = parse_scenario(
+        {
+            "trioexec_scenario": 1,
+            "tools": [{"name": "Grep", "concurrency_safe": True}],
+            "calls": [
+                {"id": "big", "name": "Grep", "input": {"sleep": 0.5, "output_size": 60_000}},
+                {"id": "slow", "name": "Grep", "input": {"sleep": 2.0, "output": "s"}},
+            ],
+        }
+    )
+
+    async def later_deadline() -> None:
+        await trio.sleep(0.75)
+        disk.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(later_deadline)
+        run = await run_scenario(scenario, session_dir=tmp_path)
+    completed = [e.t for e in run.events if e.tool_use_id == "big" and e.kind == "completed"]
+    assert run.results[0].text.startswith("<persisted-output>")
+    assert completed == [0.5]
+
+
+class _FullDisk:
+    """An async file whose write stores half the data and then fails (a full disk)."""
+
+    def __init__(self, file: Any) -> None:
+        self._file = file
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._file.aclose()
+
+    async def write(self, data: str) -> int:
+        await self._file.write(data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+async def test_a_failed_write_never_leaves_a_file_that_is_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grep = ScriptedTool("Grep", concurrency_safe=True)
+    text = "0123456789\n" * 6_000
+    real_open = trio.open_file
+
+    async def full_disk_open(*args: Any, **kwargs: Any) -> Any:
+        return _FullDisk(await real_open(*args, **kwargs))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(trio, "open_file", full_disk_open)
+        first = await finalize_result(grep, ToolResult("toolu_1", text), session_dir=tmp_path)
+    assert first.content == text  # the failed write keeps the result inline, as documented
+    out = await apply_message_budget(
+        [first], state=ContentReplacementState(), session_dir=tmp_path, budget=10_000
+    )
+    saved = tool_result_path(tmp_path, "toolu_1", is_json=False)
+    assert out[0].content == text or saved.read_text("utf-8") == text
+
+
+async def test_an_existing_file_with_other_contents_is_not_reused(tmp_path: Path) -> None:
+    grep = ScriptedTool("Grep", concurrency_safe=True)
+    saved = tool_result_path(tmp_path, "toolu_1", is_json=False)
+    saved.parent.mkdir(parents=True)
+    saved.write_text("an older result of another run", encoding="utf-8")
+    text = "new line\n" * 7_000
+    out = await finalize_result(grep, ToolResult("toolu_1", text), session_dir=tmp_path)
+    assert out.content == text or saved.read_text("utf-8") == text
+
+
+async def test_output_that_only_starts_like_a_wrapper_is_still_persisted(tmp_path: Path) -> None:
+    bash = ScriptedTool("Bash")
+    text = "<persisted-output>\n" + "log line\n" * 30_000  # e.g. `cat` of a saved transcript
+    per_call = await finalize_result(bash, ToolResult("toolu_1", text), session_dir=tmp_path)
+    budget = await apply_message_budget(
+        [ToolResult("toolu_2", text)], state=ContentReplacementState(), session_dir=tmp_path
+    )
+    assert len(per_call.text) < 10_000
+    assert len(budget[0].text) < 10_000

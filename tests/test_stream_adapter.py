@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import attrs
 import pytest
 
-from trioexec import MalformedBlockError, ToolUse, ToolUseAssembler
+from trioexec import (
+    MalformedBlockError,
+    ToolUse,
+    ToolUseAssembler,
+)
 
 
 def _start(index: int, tool_id: str, name: str) -> dict[str, object]:
@@ -85,3 +92,40 @@ def test_tool_use_start_without_id_names_the_field() -> None:
     bad = {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use"}}
     with pytest.raises(MalformedBlockError, match=r"content_block_start\.content_block"):
         ToolUseAssembler().feed(bad)
+
+
+# -- hostile input text --------------------------------------------------------------------------
+
+
+def _assemble(text: str) -> Any:
+    assembler = ToolUseAssembler()
+    assembler.feed(_start(0, "toolu_1", "Bash"))
+    assembler.feed(_delta(0, text))
+    return assembler.feed(_stop(0))
+
+
+@pytest.mark.parametrize(
+    "text", ['{"n": ' + "1" * 5_000 + "}", "[" * 100_000 + "]" * 100_000], ids=["digits", "deep"]
+)
+def test_unparseable_input_is_handed_over_not_raised(text: str) -> None:
+    tool_use = _assemble(text)
+    assert tool_use.input == {"__unparsed_input__": text}
+
+
+def test_non_json_constants_are_not_accepted_as_input() -> None:
+    tool_use = _assemble('{"n": NaN}')
+    json.dumps(tool_use.to_api(), allow_nan=False)
+
+
+def test_a_restarted_block_index_does_not_lose_a_tool_use() -> None:
+    assembler = ToolUseAssembler()
+    assembler.feed(_start(1, "toolu_1", "Bash"))
+    assembler.feed(_delta(1, '{"command": "ls"}'))
+    lost = False
+    try:
+        assembler.feed(_start(1, "toolu_2", "Bash"))
+    except ValueError:  # MalformedBlockError is a ValueError: refusing is fine too
+        lost = True
+    assembler.feed(_delta(1, '{"command": "pwd"}'))
+    assembler.feed(_stop(1))
+    assert lost or [t.id for t in assembler.sealed] == ["toolu_1", "toolu_2"]

@@ -173,6 +173,17 @@ def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:
 
 async def _run_batch(core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter) -> None:
     async with trio.open_nursery() as nursery:
+        if len(calls) <= limiter.total_tokens:
+            # The whole batch fits (batches run one after another, so every slot
+            # is free): the same starts in the same order, without the limiter.
+            for call in calls:
+                if call.state != "queued":
+                    continue
+                if core.blocked_reason() is not None:
+                    break
+                core.mark_started(call)
+                nursery.start_soon(core.run_call, call)
+            return
         for call in calls:
             if call.state != "queued":
                 continue  # answered meanwhile (e.g. all calls after an interrupt)

@@ -15,7 +15,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
-from tool_harness import validate_and_call
+from harness import validate_and_call
 
 from trioexec.tools import GlobInput, GlobTool, GrepTool
 from trioexec.tools._ignore import FileSelection, is_hidden_pattern, walk_selected

@@ -6,9 +6,17 @@ import os
 from pathlib import Path
 
 import pytest
-from tool_harness import tool_context, validate_and_call
+from harness import tool_context, validate_and_call
+from helpers import (
+    call_context,
+    ignore_progress,
+    proves,
+)
 
-from trioexec.tools import GlobInput, GlobTool
+from trioexec.tools import (
+    GlobInput,
+    GlobTool,
+)
 from trioexec.tools._glob import MAX_RESULTS, TRUNCATED_NOTE
 from trioexec.tools._globs import compile_glob, expand_braces
 
@@ -138,3 +146,19 @@ def test_declared_behaviour() -> None:
     tool = GlobTool()
     assert tool.is_concurrency_safe(GlobInput("*"))
     assert tool.interrupt_behavior == "cancel"
+
+
+# -- patterns out of the working directory are never auto-allowed --------------------------------
+
+
+@pytest.mark.parametrize("pattern", ["../*", "ABS/*"], ids=["dotdot", "absolute"])
+async def test_a_glob_pattern_reaching_out_of_the_working_directory_is_not_auto_allowed(
+    pattern: str, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "outside.txt").write_text("x")
+    glob = GlobInput(pattern.replace("ABS", str(tmp_path)))
+    ctx = call_context("Glob", project)
+    proves("outside.txt" in await GlobTool().call(glob, ctx, ignore_progress), "it lists outside")
+    assert (await GlobTool().check_permissions(glob, ctx)).behavior != "allow"

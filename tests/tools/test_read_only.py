@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
+from helpers import (
+    bash_auto_allowed,
+    needs,
+    proves,
+    real_bash,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec.tools import BashInput, BashTool, is_read_only_command
+from trioexec.tools import (
+    BashInput,
+    BashTool,
+    is_read_only_command,
+)
 from trioexec.tools._bash_classifier import Word, split_command, stays_in_working_directory
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SAFE = [
     "ls",
@@ -272,3 +287,69 @@ def test_one_unsafe_subcommand_makes_the_whole_command_unsafe(
 )
 def test_stays_in_working_directory(command: str, inside: bool) -> None:
     assert stays_in_working_directory(command) is inside
+
+
+# -- commands proven against a real shell to write or run programs are never read-only -----------
+
+
+@needs("git", "bash")
+@pytest.mark.parametrize(
+    "command",
+    ["git grep -iO'touch pwned' hello", "git grep --open='touch pwned' hello"],
+    ids=["short-cluster", "abbreviated"],
+)
+async def test_git_grep_with_a_pager_option_runs_a_program_so_is_never_read_only(
+    command: str, tmp_path: Path
+) -> None:
+    (tmp_path / "f").write_text("hello\n")
+    await real_bash("git init -q . && git add f", tmp_path)
+    await real_bash(command, tmp_path)
+    proves((tmp_path / "pwned").exists(), f"{command} ran its pager string")
+    assert not is_read_only_command(command)
+    assert not await bash_auto_allowed(command, tmp_path)
+
+
+@needs("bash", "sort", "file", "date")
+@pytest.mark.parametrize(
+    ("command", "probe", "effect"),
+    [
+        ("sort --outp=out data", "sort --outp=out data", "out"),
+        (
+            "sort -S 1K --compress-prog=sh data",
+            "sort -S 1K --compress-prog=sh data",
+            "pwned",
+        ),
+        ("file --comp -m magic", "file --comp -m magic", "magic.mgc"),
+        # Never run: it would set the clock.  The probe shows --se is taken for --set.
+        ("date --se=2000-01-01", "date --se 2>&1 | grep -q -e --set && touch set", "set"),
+    ],
+    ids=["sort-output", "sort-compress-program", "file-compile", "date-set"],
+)
+async def test_an_abbreviated_long_option_that_writes_is_not_read_only(
+    command: str, probe: str, effect: str, tmp_path: Path
+) -> None:
+    (tmp_path / "data").write_text("touch pwned\n" * 300)
+    (tmp_path / "magic").write_text("0\tstring\thello\tHELLO\n")
+    await real_bash(probe, tmp_path)
+    proves((tmp_path / effect).exists(), f"{probe!r} created {effect}")
+    assert not is_read_only_command(command)
+
+
+@needs("git", "bash")
+async def test_git_stash_dashdash_list_is_a_push_so_not_read_only(tmp_path: Path) -> None:
+    (tmp_path / "list").write_text("committed\n")
+    await real_bash("git init -q . && git add list && git commit -qm init", tmp_path)
+    (tmp_path / "list").write_text("changed\n")
+    await real_bash("git stash -- list", tmp_path)
+    proves((tmp_path / "list").read_text() == "committed\n", "git stash -- list reverted it")
+    assert not is_read_only_command("git stash -- list")
+
+
+@needs("bash", "uniq")
+async def test_uniq_operands_after_dashdash_are_an_output_file_so_not_read_only(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "-f").write_text("a\na\n")
+    await real_bash("uniq -- -f out", tmp_path)
+    proves((tmp_path / "out").exists(), "uniq wrote its second operand")
+    assert not is_read_only_command("uniq -- -f out")

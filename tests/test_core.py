@@ -1,9 +1,11 @@
-"""Review of the execution core: each test pins one finding.
+"""The core's guarantees on paths that are easy to get wrong.
 
-Tests marked ``xfail(strict=True)`` reproduce a defect (they start passing, and
-so fail the suite, once the defect is fixed: then drop the marker).  The
-unmarked tests guard subtle behaviour that the review confirmed and that is
-worth keeping.
+Every call is answered exactly once even when a tool raises a BaseException,
+a context modifier raises, a tool errors while being cancelled, a schema is
+broken, a call arrives after an abort or after the executor failed, an
+observer discards mid-release, the body raises, a tool interrupts its own
+turn, or an id repeats; and the ordered gate reads each call a bounded number
+of times.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sibling-error descriptions cut at 40 UTF-16 units, as the original (JavaScript) does."""
+"""Model-facing texts: sibling-error descriptions cut at 40 UTF-16 units, as the original does."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import attrs
 import pytest
 import trio
-from tool_harness import tool_context, validate_and_call
+from harness import tool_context, validate_and_call
 
 from trioexec import ToolUse, run_tools
 from trioexec._validation import compile_tool

@@ -1,4 +1,4 @@
-"""A hook cannot smuggle an unsafe input into a call that runs beside others (I3)."""
+"""One call end to end: a hook cannot smuggle an unsafe input into a call run beside others (I3)."""
 
 from __future__ import annotations
 

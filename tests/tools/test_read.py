@@ -11,9 +11,20 @@ from typing import TYPE_CHECKING
 
 import pytest
 import trio
-from tool_harness import tool_context, validate_and_call
+from harness import tool_context, validate_and_call
+from helpers import (
+    call_context,
+    ignore_progress,
+    proves,
+)
 
-from trioexec import CallContext, ImageBlock, PermissionResult, ToolUse, run_tools
+from trioexec import (
+    CallContext,
+    ImageBlock,
+    PermissionResult,
+    ToolUse,
+    run_tools,
+)
 from trioexec.tools import FileToolError, ReadInput, ReadTool
 from trioexec.tools._read import (
     DEFAULT_LIMIT,
@@ -314,3 +325,21 @@ async def test_deny_rule_follows_a_symlinked_working_directory(tmp_path: Path) -
     linked = ReadInput("docs/deep/key.txt")
     assert tool.match_rule_content("./secrets/**", linked, ctx, behavior="deny")
     assert not tool.match_rule_content("./public/**", linked, ctx, behavior="deny")
+
+
+# -- memory --------------------------------------------------------------------------------------
+
+
+async def test_read_of_a_huge_single_line_stays_bounded_in_memory(tmp_path: Path) -> None:
+    size = 16 * 1024 * 1024
+    (tmp_path / "min.js").write_bytes(b"a" * size)
+    tracemalloc.start()
+    try:
+        text = await ReadTool().call(
+            ReadInput("min.js"), call_context("Read", tmp_path), ignore_progress
+        )
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    proves(isinstance(text, str) and text.endswith(" [line truncated]"), "the line was cut")
+    assert peak < size // 4

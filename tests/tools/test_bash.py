@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import math
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
+from helpers import bash_auto_allowed, call_context, needs, proves, real_bash
 
 from trioexec import (
     CallContext,
@@ -28,6 +30,8 @@ from trioexec.tools import (
     BashInput,
     BashProgress,
     BashTool,
+    ReadInput,
+    ReadTool,
     ShellError,
     ShellSpawnError,
     ShellTimeoutError,
@@ -240,3 +244,36 @@ async def test_a_failing_sibling_cancels_a_running_command_and_its_group(tmp_pat
     )
     assert pids
     assert live_group_members(pids[0]) == []
+
+
+# -- reads out of the working directory are never auto-allowed -----------------------------------
+
+
+@needs("bash")
+@pytest.mark.parametrize("form", ["{..,x}/outside.txt", "{ABS,x}"], ids=["dotdot", "absolute"])
+async def test_brace_expansion_out_of_the_working_directory_is_not_auto_allowed(
+    form: str, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "outside.txt").write_text("OUTSIDE\n")
+    command = "cat " + form.replace("ABS", str(tmp_path / "outside.txt"))
+    proves("OUTSIDE" in await real_bash(command, project), f"{command} read the outside file")
+    assert not await bash_auto_allowed(command, project)
+
+
+@needs("bash")
+async def test_bash_through_a_symlink_out_of_the_working_directory_is_not_auto_allowed(
+    tmp_path: Path,
+) -> None:
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET\n")
+    (project / "link").symlink_to(outside)
+    read = await ReadTool().check_permissions(
+        ReadInput("link/secret.txt"), call_context("Read", project)
+    )
+    proves(read.behavior != "allow", "Read does not allow the outside file by itself")
+    proves("SECRET" in await real_bash("cat link/secret.txt", project), "cat read the target")
+    assert not await bash_auto_allowed("cat link/secret.txt", project)

@@ -1,4 +1,4 @@
-"""Bash's process groups: a cancelled or finished command leaves no process behind.
+"""Process groups: a cancelled or finished command (Bash's, a hook's) leaves no process behind.
 
 These tests run real processes, so they use real time (no MockClock); every
 wait is bounded with ``trio.fail_after``.  Liveness is read from ``/proc``
@@ -18,10 +18,17 @@ from pathlib import Path
 
 import pytest
 import trio
+from helpers import alive, call_context, ignore_progress, linux_only, needs, reaping
 
-from trioexec import CallContext, ToolUse
+from trioexec import CallContext, ProgressSender, ToolUse
+from trioexec._hook_command import run_command
 from trioexec._process import live_session_groups
-from trioexec.tools import BashInput, BashProgress, BashTool, ShellTimeoutError
+from trioexec.tools import (
+    BashInput,
+    BashProgress,
+    BashTool,
+    ShellTimeoutError,
+)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -251,3 +258,62 @@ async def test_a_timeout_ends_a_child_in_its_own_group(tmp_path: Path) -> None:
         assert live_session_groups(progress[0].pid) == []
     finally:
         kill_group(child)
+
+
+# -- children that leave the command's process group are still ended -----------------------------
+
+
+# `timeout` puts itself in a process group of its own (setpgid), inside the same session;
+# the fifo makes sure it has done so before the shell goes on.
+IN_OWN_GROUP = (
+    "mkfifo started; timeout 60 sh -c 'echo $PPID > started; exec sleep 60' & cat started"
+)
+
+
+@linux_only
+@needs("timeout", "mkfifo")
+async def test_bash_kills_a_background_child_in_its_own_group_when_the_command_ends(
+    tmp_path: Path,
+) -> None:
+    pids: list[int] = []
+    with reaping(pids), trio.fail_after(30):
+        out = await BashTool().call(
+            BashInput(IN_OWN_GROUP), call_context("Bash", tmp_path), ignore_progress
+        )
+        pids.append(int(out.split()[0]))
+        assert not alive(pids[0])
+
+
+@linux_only
+@needs("timeout")
+async def test_cancelled_bash_kills_a_child_in_its_own_group(tmp_path: Path) -> None:
+    pids: list[int] = []
+    started = trio.Event()
+
+    def progress(update: object) -> None:
+        if isinstance(update, BashProgress) and update.stream == "stdout" and not pids:
+            pids.append(int(update.text.split()[0]))
+            started.set()
+
+    command = "timeout 60 sh -c 'echo $PPID; exec sleep 60'; true"
+    sender: ProgressSender = progress
+    with reaping(pids), trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                BashTool().call, BashInput(command), call_context("Bash", tmp_path), sender
+            )
+            await started.wait()
+            nursery.cancel_scope.cancel()
+        assert not alive(pids[0])
+
+
+@linux_only
+@needs("timeout", "mkfifo")
+async def test_a_command_hook_child_in_its_own_group_is_killed_when_the_hook_ends(
+    tmp_path: Path,
+) -> None:
+    pids: list[int] = []
+    with reaping(pids), trio.fail_after(30):
+        run = await run_command(IN_OWN_GROUP, b"{}", cwd=tmp_path)
+        pids.append(int(run.stdout.split()[0]))
+        assert not alive(pids[0])

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import trio
-from tool_harness import tool_context, validate_and_call
+from harness import tool_context, validate_and_call
 
 from trioexec import CallContext, PermissionResult
 from trioexec.tools import FileToolError, WriteInput, WriteTool

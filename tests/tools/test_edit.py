@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from tool_harness import tool_context, validate_and_call
+from harness import tool_context, validate_and_call
+from helpers import (
+    call_context,
+    ignore_progress,
+    proves,
+)
 
-from trioexec import CallContext, PermissionResult
-from trioexec.tools import EditInput, EditTool, FileToolError
+from trioexec import (
+    CallContext,
+    PermissionResult,
+)
+from trioexec.tools import (
+    EditInput,
+    EditTool,
+    FileToolError,
+)
 from trioexec.tools._edit import NO_CHANGE, apply_edit
 
 if TYPE_CHECKING:
@@ -151,3 +164,15 @@ async def test_declared_behaviour_and_permissions(tmp_path: Path) -> None:
     assert not tool.is_concurrency_safe(data)
     assert tool.interrupt_behavior == "block"
     assert await tool.check_permissions(data, context(tmp_path)) == PermissionResult.passthrough()
+
+
+# -- line endings --------------------------------------------------------------------------------
+
+
+async def test_edit_inserting_lines_into_a_crlf_file_keeps_it_crlf(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_bytes(b"a\r\nb\r\n")
+    tool, ctx = EditTool(), call_context("Edit", tmp_path)
+    edit = EditInput("f.txt", "a", "a\nx")
+    proves(await tool.validate_input(edit, ctx) is None, "the edit validates")
+    await tool.call(edit, ctx, ignore_progress)
+    assert (tmp_path / "f.txt").read_bytes() == b"a\r\nx\r\nb\r\n"
