@@ -119,9 +119,13 @@ async def run_tools(
         RuntimeError: not called inside a trio run (``asyncio.run``, say).
         ConfigurationError: ``max_concurrency`` is not a positive integer or the
             ``updates`` channel is bounded.
-        BaseException: a tool raised something that is not an ``Exception``
-            (every call is still answered on ``updates``). Errors from tools
-            never escape; a ``Cancelled`` from an enclosing scope propagates.
+        BaseException: user code (a tool, a hook, a context modifier, an
+            observer) raised something that is not an ``Exception``: the run
+            stopped, every call is still answered on ``updates``, and it
+            propagates unwrapped (several: one ``BaseExceptionGroup``).
+            Errors from tools never escape.
+        trio.Cancelled: an enclosing scope was cancelled; one plain
+            ``Cancelled``, after every call was answered on ``updates``.
     """
     require_trio("run_tools")
     tool_uses = checked_tool_uses(tool_uses)
@@ -151,6 +155,9 @@ async def run_tools(
         limiter = trio.CapacityLimiter(core.max_concurrency)
         with unwrap_single(), core.turn_scope, core.sibling_scope:
             for _, batch in batches:
+                # Stopped, or cancelled from outside while the last batch
+                # ignored it: no later batch starts.
+                await trio.lowlevel.checkpoint_if_cancelled()
                 if core.blocked_reason() is not None:
                     break
                 await _run_batch(core, batch, limiter)

@@ -93,6 +93,9 @@ class Cancellation:
             names the sibling-error text: the earliest, ties broken by arrival.
         cause: the first reason the run's executing calls were stopped.
         discarded: the attempt was abandoned (streaming fallback).
+        faulted: user code raised: a ``BaseException`` from a tool, a hook, a
+            modifier or an observer, or any exception from the body of the
+            run's ``async with``; the run is stopped and it propagates at the end.
         outer_reason: trio's reason when an enclosing scope stopped the run
             (``cancelled``): the scope's ``reason=``, else how it was cancelled.
         texts: which words stopped calls are answered with.
@@ -102,6 +105,7 @@ class Cancellation:
         "cascade",
         "cause",
         "discarded",
+        "faulted",
         "never_started_text",
         "outer_reason",
         "sibling_scope",
@@ -115,6 +119,7 @@ class Cancellation:
         self.cascade: tuple[float, int, str] | None = None
         self.cause: CancelReason | None = None
         self.discarded = False
+        self.faulted = False
         self.never_started_text = never_started_text
         self.outer_reason: str | None = None
         self.texts: SyntheticTexts = texts
@@ -135,11 +140,18 @@ class Cancellation:
         return True
 
     def blocked_reason(self, *, turn_interrupted: bool) -> CancelReason | None:
-        """Why no new call may start now (None: calls may start)."""
+        """Why no new call may start now (None: calls may start).
+
+        The one rule for "the run is stopped": whatever stopped it (a discard,
+        an enclosing scope, a ``BaseException`` from user code, an interrupt
+        or abort, a cascading error), no call starts after it.
+        """
         if self.discarded:
             return "streaming_fallback"
         if self.cause == "cancelled":
             return "cancelled"
+        if self.faulted:
+            return self.cause or "user_interrupted"
         if turn_interrupted:
             return "user_interrupted"
         if self.cascade is not None:
@@ -284,6 +296,10 @@ class GraceWatchdog:
                     self._scope = scope
                     await trio.sleep_forever()
                 self._scope = None
+                # The end-of-instant rule: every task woken in the instant the
+                # grace ran out finishes its step first, so a call returning
+                # in that very instant keeps its real result.
+                await trio.lowlevel.cancel_shielded_checkpoint()
                 self._answer_overdue()
         finally:
             self._scope = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import pathlib
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,7 +41,7 @@ from ._concurrency import resolve_max_concurrency
 from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._gate import OrderedGate, ResultOrder
-from ._groups import exception_name, is_cancellation, is_only, single_exception, split_cancelled
+from ._groups import exception_name, is_cancellation, single_exception, split_cancelled
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
@@ -106,7 +107,11 @@ class RunCore:
         self._unsafe_running: int | None = None  # index of the executing unsafe call
         self._next_start = 0
         self._interruptible = False
+        self.faults: list[BaseException] = []
+        """BaseExceptions user code raised during the run, in order: they propagate at its end."""
+        self._run_scope: trio.CancelScope | None = None
         self.on_settled: Callable[[], None] = _nothing
+        self.observers.on_fault = self.record_fault
         self.turn._attach(self)  # the run/turn handshake
 
     @property
@@ -137,17 +142,20 @@ class RunCore:
 
         On the way out, whatever ended the run, every call gets its answer
         (calls that never started are answered as such), deferred context
-        modifiers are applied and the run detaches from its turn.  A group
-        holding nothing but the body's own exception re-raises that
-        exception as raised; a group holding a single exception (a tool's
-        ``KeyboardInterrupt``) raises it unwrapped.
+        modifiers are applied and the run detaches from its turn.  Then one
+        rule decides what propagates (:meth:`_what_propagates`): the
+        BaseExceptions user code raised (one unwrapped, several in a group),
+        with the body's own exception, exactly as raised, if it raised one;
+        else cancellation from an enclosing scope as one plain ``Cancelled``.
 
         On cancellation from outside, the calls are cancelled with the rest of
         the nursery, answered, and ``Cancelled`` propagates.
         """
         body_error: BaseException | None = None
+        exit_error: BaseException | None = None
         try:
             async with trio.open_nursery() as nursery:
+                self._run_scope = nursery.cancel_scope
                 self.watchdog.nursery = nursery
                 if self.env.timeout_watch is not None:
                     self.env.timeout_watch.nursery = nursery
@@ -156,14 +164,13 @@ class RunCore:
                 except BaseException as exc:
                     body_error = exc
                     self._note_outer_cancellation(exc)
-                    raise
-        except BaseExceptionGroup as group:
-            if body_error is not None and is_only(body_error, group):
-                raise body_error from None  # the body's own exception, exactly as raised
-            only = single_exception(group) if body_error is None else None
-            if only is None:
-                raise
-            raise only from None
+                    if is_cancellation(exc):
+                        raise
+                    # The body's own exception stops the run like any other
+                    # stop, at the end of this instant; it propagates below.
+                    self._stop_run()
+        except BaseException as exc:  # decided below, once every call is answered
+            exit_error = exc
         finally:
             self.watchdog.nursery = None
             if self.env.timeout_watch is not None:
@@ -174,6 +181,70 @@ class RunCore:
                 self.apply_pending_modifiers()
             finally:
                 self.turn._detach(self)  # the run/turn handshake
+        propagate = self._what_propagates(exit_error, body_error)
+        if propagate is not None:
+            raise propagate from None
+        # Cancelled from outside while no task looked (every call shielded or
+        # done): the run still ends the way a cancelled trio call does.
+        await trio.lowlevel.checkpoint_if_cancelled()
+
+    def _what_propagates(
+        self, exit_error: BaseException | None, body_error: BaseException | None
+    ) -> BaseException | None:
+        """The one place that decides what leaves a run (docs/cancellation.md has the table).
+
+        - the body's own exception (not a cancellation), exactly as raised;
+        - every BaseException user code raised (:attr:`faults`): a lone one
+          unwrapped, several (or one beside the body's) in a ``BaseExceptionGroup``;
+        - else an enclosing scope's cancellation as a plain ``Cancelled``;
+        - else whatever else ended the run, a lone exception unwrapped.
+        """
+        raised = list(self.faults)
+        if (
+            body_error is not None
+            and not is_cancellation(body_error)
+            and not any(body_error is fault for fault in raised)
+        ):
+            if not raised:
+                return body_error  # the body's own exception, exactly as raised
+            raised.insert(0, body_error)
+        if len(raised) == 1:
+            return raised[0]
+        if raised:
+            return BaseExceptionGroup("several tool calls raised", raised)
+        if exit_error is None:
+            return None
+        if is_cancellation(exit_error):
+            return first_cancelled(exit_error)
+        if isinstance(exit_error, BaseExceptionGroup):
+            only = single_exception(exit_error)
+            if only is not None and not isinstance(only, trio.Cancelled):
+                return only
+            rest = exit_error.split(trio.Cancelled)[1]
+            if rest is not None:
+                return single_exception(rest) or rest
+        return exit_error
+
+    def record_fault(self, exc: BaseException, call: Call | None = None) -> None:
+        """User code raised a ``BaseException``: stop the run; it propagates at the end.
+
+        The run stops at the end of this instant (no call starts from now on;
+        executing calls are cancelled and answered as interrupted), so a
+        second BaseException raised in the same instant is kept too.  ``call``
+        (the one whose code raised) is left for the caller to answer.
+        """
+        if any(exc is fault for fault in self.faults):
+            return
+        self.faults.append(exc)
+        self._stop_run(but=call)
+
+    def _stop_run(self, *, but: Call | None = None) -> None:
+        """Stop the run at the end of this instant: nothing starts, everything is cancelled."""
+        self.cancellation.faulted = True
+        self._stop_executing("user_interrupted")
+        self._answer_queued("user_interrupted", but=but)
+        if self._run_scope is not None:
+            cancel_at_end_of_instant(self._run_scope, trio.current_time())
 
     # ------------------------------------------------------------------ calls
 
@@ -203,6 +274,7 @@ class RunCore:
                 call.admission = admit(tool_use, compiled)
             except BaseException as exc:
                 self._emit(call, "queued")
+                self.record_fault(exc, call)  # first: answering it must not start another
                 self.complete(call, _raised_outcome(call, exc), cascade=False)
                 raise
         self._emit(call, "queued")
@@ -266,14 +338,15 @@ class RunCore:
                     on_returned=call.set_returned,
                     on_timeout=lambda expiry: self._timed_out(call, expiry),
                     admission=call.admission,
+                    answered=lambda: call.outcome is not None,
                 )
         except BaseException as exc:
-            if is_cancellation(exc):
+            if _delivered_by_a_scope(exc):
                 self._note_outer_cancellation(exc)
                 self._finish_stopped(call)
                 raise
             cancelled, failures = split_cancelled(exc)
-            if cancelled is not None and failures is not None:
+            if cancelled is not None and failures is not None and _delivered_by_a_scope(cancelled):
                 # The tool's own nursery failed while being cancelled: the
                 # cancellation wins; the failures are only logged.
                 logger.warning(
@@ -284,11 +357,15 @@ class RunCore:
                 )
                 self._finish_stopped(call)
                 raise cancelled from None
-            # Not an Exception (KeyboardInterrupt, SystemExit, ...): the run stops;
-            # its siblings are answered as interrupted, never as a sibling error.
-            self._stop_executing("user_interrupted")
-            self.complete(call, _raised_outcome(call, exc), cascade=False)
-            raise
+            # Not an Exception (KeyboardInterrupt, SystemExit, a Cancelled no
+            # scope delivered...): the call is answered now, the run stops, and
+            # the exception propagates when the run ends.  Its siblings are
+            # answered as interrupted, never as a sibling error.  A call whose
+            # tool had returned (a hook raised afterwards) keeps its result.
+            self.record_fault(exc, call)  # first: answering it must not start another
+            if call.state == "executing":
+                self.complete(call, call.returned or _raised_outcome(call, exc), cascade=False)
+            return
         if outcome is None:
             self._finish_stopped(call)
         else:
@@ -420,10 +497,6 @@ class RunCore:
             outcome = call.outcome = self.cancellation.synthetic(
                 call, "sibling_error", started=call.scope is not None
             )
-        if outcome.context_modifier is not None:
-            modifier = self.gate.at_release(call.index, outcome.context_modifier)
-            if modifier is not None:
-                self._apply_modifier(call.tool_use.id, modifier)
         if outcome.stop_reason is not None and self.stop_reason is None:
             self.stop_reason = outcome.stop_reason
         if call.scope is not None:  # it started (an id refused at admission never did)
@@ -431,6 +504,11 @@ class RunCore:
         update = ResultUpdate(outcome.result, outcome.attachments)
         self.released.append(update)
         self._deliver(update)
+        # The modifier is user code that may raise: it runs once the answer is out.
+        if outcome.context_modifier is not None:
+            modifier = self.gate.at_release(call.index, outcome.context_modifier)
+            if modifier is not None:
+                self._apply_modifier(call.tool_use.id, modifier)
         self._emit(call, "released", data=outcome.result)
 
     def apply_pending_modifiers(self) -> None:
@@ -439,11 +517,17 @@ class RunCore:
             self._apply_modifier(self.calls[index].tool_use.id, modifier)
 
     def _apply_modifier(self, tool_use_id: str, modifier: ContextModifier) -> None:
-        """A modifier that raises is a bug in its tool: logged, and the context is kept."""
+        """A modifier that raises is a bug in its tool: logged, and the context is kept.
+
+        A ``BaseException`` is not swallowed: it stops the run and propagates
+        at its end (:meth:`record_fault`).
+        """
         try:
             self.context = modifier(self.context)
         except Exception:
             logger.exception("the context modifier of tool call %s raised; ignored", tool_use_id)
+        except BaseException as exc:
+            self.record_fault(exc)
 
     def _deliver(self, update: Update) -> None:
         if self._send is None:
@@ -512,10 +596,10 @@ class RunCore:
         self.close_output()
         self.on_settled()
 
-    def _answer_queued(self, reason: CancelReason) -> None:
+    def _answer_queued(self, reason: CancelReason, *, but: Call | None = None) -> None:
         """Calls that can no longer start are answered now (released in their turn)."""
         for call in self.calls[self._next_start :]:
-            if call.state == "queued":
+            if call.state == "queued" and call is not but:
                 self.complete_without_starting(call, reason)
 
     def _stop_executing(self, reason: CancelReason) -> None:
@@ -528,7 +612,14 @@ class RunCore:
             self.watchdog.request(call, now)
 
     def _answer_overdue(self, call: Call) -> None:
-        """The watchdog's answer for a call that ignored cancellation past its grace."""
+        """The watchdog's answer for a call that ignored cancellation past its grace.
+
+        A call whose tool returned by now (its post steps still running) keeps
+        its real result.
+        """
+        if call.returned is not None:
+            self.complete(call, call.returned)
+            return
         reason = self.cancellation.reason_for(call)
         self.complete(call, self.cancellation.synthetic(call, reason, started=True))
 
@@ -617,6 +708,23 @@ def _event_data(outcome: CallOutcome) -> ToolResult | None:
 
 def _nothing() -> None:
     return None
+
+
+def _delivered_by_a_scope(exc: BaseException) -> bool:
+    """Whether ``exc`` is a cancellation some enclosing scope delivered.
+
+    A ``Cancelled`` (or a group of nothing else) while no scope around the
+    call is cancelled was raised by the tool itself, from a scope of its own:
+    it is the tool's own ``BaseException``, never absorbed as a cancellation.
+    """
+    return is_cancellation(exc) and trio.current_effective_deadline() == -math.inf
+
+
+def first_cancelled(exc: BaseException) -> BaseException:
+    """The first ``Cancelled`` of a group of cancellations (``exc`` itself if plain)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _raised_outcome(call: Call, exc: BaseException) -> CallOutcome:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import attrs
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 __all__ = ["CallEvent", "CallEventKind", "CancelReason", "Observer", "ObserverSet"]
 
@@ -72,31 +72,57 @@ class Observer:
 
 
 class ObserverSet:
-    """Fans events out to observers; one that raises is logged and dropped."""
+    """Fans events out to observers; one that raises is logged and dropped.
 
-    __slots__ = ("_observers",)
+    An observer's ``Exception`` ends there.  A ``BaseException``
+    (``KeyboardInterrupt``, ``SystemExit``...) is never swallowed: the observer
+    is dropped, the event still reaches the other observers, and the exception
+    goes to ``on_fault`` (the run core sets it: the run stops, every call is
+    still answered, and the exception propagates when the run ends), or is
+    raised once every observer had the event when there is no ``on_fault``.
+    """
+
+    __slots__ = ("_observers", "on_fault")
 
     def __init__(self, observers: Iterable[Observer] = ()) -> None:
         self._observers = list(observers)
+        self.on_fault: Callable[[BaseException], None] | None = None
 
     def __bool__(self) -> bool:
         return bool(self._observers)
 
     def call_event(self, event: CallEvent) -> None:
         """Deliver ``event`` to every observer."""
+        fault: BaseException | None = None
         for observer in list(self._observers):
             try:
                 observer.call_event(event)
             except Exception:
                 self._drop(observer)
+            except BaseException as exc:
+                self._drop(observer)
+                fault = fault or exc
+        if fault is not None:
+            self._fault(fault)
 
     def interruptible_changed(self, interruptible: bool) -> None:
         """Deliver an interruptible-state change to every observer."""
+        fault: BaseException | None = None
         for observer in list(self._observers):
             try:
                 observer.interruptible_changed(interruptible)
             except Exception:
                 self._drop(observer)
+            except BaseException as exc:
+                self._drop(observer)
+                fault = fault or exc
+        if fault is not None:
+            self._fault(fault)
+
+    def _fault(self, exc: BaseException) -> None:
+        if self.on_fault is None:
+            raise exc
+        self.on_fault(exc)
 
     def _drop(self, observer: Observer) -> None:
         logger.exception("trioexec observer %r raised; removing it", observer)

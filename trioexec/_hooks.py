@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import attrs
 import trio
 
+from ._format_error import exception_text
 from ._groups import collapse_cancelled
 from ._hook_command import interpret_command_run, run_command
 from ._hook_http import HttpHook, post_hook
@@ -390,7 +391,9 @@ async def _run_entry(
             return HookResult(label=label, blocking_error=exc.message)
         except Exception as exc:
             return HookResult(
-                label=label, error=f"raised {type(exc).__name__}: {exc}", exception=exc
+                label=label,
+                error=f"raised {type(exc).__name__}: {exception_text(exc)}",
+                exception=exc,
             )
         if output is None:
             return HookResult(label=label)

@@ -75,7 +75,8 @@ async def run_tool_use(
     on_returned: Callable[[CallOutcome], None],
     on_timeout: Callable[[Expiry], CallOutcome] | None = None,
     admission: Admission | None = None,
-) -> CallOutcome:
+    answered: Callable[[], bool] = lambda: False,
+) -> CallOutcome | None:
     """Run one call through its whole lifecycle and return its answer.
 
     ``on_returned`` is told the real answer the moment the tool has returned,
@@ -88,9 +89,14 @@ async def run_tool_use(
     used as is, never re-validated.  A call admitted as safe may be running
     beside others, so an input a hook replaces must be concurrency-safe too.
     Without it (or for a call admitted blind) the input is validated here.
+    ``answered`` says whether the call was already answered on its behalf
+    (it ignored its cancellation past the grace period, e.g. in a hook):
+    then the tool is never called and None is returned.
 
     Raises:
-        trio.Cancelled: the call's scope (or an enclosing one) was cancelled.
+        trio.Cancelled: the call's scope (or an enclosing one) was cancelled;
+            checked once more right before the tool's body, so a call that was
+            stopped while a hook ignored the cancellation never runs its tool.
     """
     tool_id = tool_use.id
     if compiled is None:
@@ -159,6 +165,10 @@ async def run_tool_use(
                     ToolResult(tool_id, text, is_error=True), attachments, stop_reason=stop_reason
                 )
 
+    # The last gate before the tool does anything: a stopped call never runs it.
+    await trio.lowlevel.checkpoint_if_cancelled()
+    if answered():
+        return None
     observers = env.observers
     if observers:
         observers.call_event(CallEvent(trio.current_time(), tool_id, "call_began"))

@@ -271,7 +271,6 @@ async def run_assistant_turn(
                 observers=observers,
                 max_concurrency=max_concurrency,
             ) as executor:
-
                 deliver = _Deliver(attempt, on_update, on_tool_use)
                 with watch.turn_scope:
                     if turn.interrupted:

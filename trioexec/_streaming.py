@@ -165,9 +165,14 @@ class StreamingExecutor:
             with core.turn_scope, core.sibling_scope:
                 async with trio.open_nursery() as nursery:
                     self._nursery = nursery
-                    task_status.started()
-                    core.settle()
-                    await self._idle.wait()
+                    try:
+                        task_status.started()
+                        core.settle()
+                        await self._idle.wait()
+                    finally:
+                        # Stopped waiting (done, or cancelled): from here on the
+                        # nursery may close at any moment, so no call starts in it.
+                        self._nursery = None
         finally:
             self._nursery = None
         core.settle()
@@ -212,6 +217,10 @@ async def open_streaming_executor(
     Raises:
         RuntimeError: not entered inside a trio run (``asyncio.run``, say).
         ConfigurationError: an invalid ``max_concurrency`` or ``result_order``.
+        BaseException: the body's own exception, exactly as raised; or what
+            user code (a tool, hook, modifier, observer) raised that is not an
+            ``Exception``, unwrapped (several: one ``BaseExceptionGroup``).
+        trio.Cancelled: an enclosing scope was cancelled (one plain ``Cancelled``).
     """
     require_trio("open_streaming_executor")
     if result_order not in ("arrival", "completion"):
