@@ -11,19 +11,17 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 
-from trioexec import GuardRails, ToolUse, run_tools
+from trioexec import GuardRails, Tool, ToolUse, run_tools
 from trioexec._hooks import encode_hook_input
 from trioexec._message import record_text
 from trioexec._models import Attachment
 from trioexec.tools import default_tools
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 RUN_LIMIT = 60
 
@@ -287,3 +285,239 @@ async def test_jq_reads_the_stdin_fields(tmp_path: Path) -> None:
     )
     outcome = await run(tmp_path, hooks("PreToolUse", "Bash", cmd), bash("echo ünï"))
     assert outcome.results[0].content == "ünï"
+
+
+# --- 2. tool_response is the tool's output object --------------------------------------------
+
+
+async def post_tool_response(cwd: Path, use: ToolUse, matcher: str) -> Any:
+    """Run ``use`` with a PostToolUse hook that saves its stdin; the ``tool_response`` sent."""
+    seen = cwd.parent / f"{cwd.name}-post.json"
+    cmd = script(cwd.parent, f"{cwd.name}-dump.sh", f'cat > "{seen}"\n')
+    outcome = await run(cwd, hooks("PostToolUse", matcher, cmd), use, mode="bypassPermissions")
+    assert not outcome.results[0].is_error, outcome.results[0].content
+    return json.loads(seen.read_text())["tool_response"]
+
+
+async def test_bash_tool_response_is_stdout_stderr_interrupted_is_image(tmp_path: Path) -> None:
+    """Bash's ``outputSchema``: ``stdout``, ``stderr``, ``interrupted``, ``isImage``
+    (BashTool.tsx); hooks read ``jq '.tool_response.stdout'``."""
+    use = bash("echo out; echo err >&2")
+    response = await post_tool_response(tmp_path, use, "Bash")
+    assert response == {"stdout": "out", "stderr": "err", "interrupted": False, "isImage": False}
+
+
+async def test_write_tool_response_reports_create_and_update_with_a_patch(tmp_path: Path) -> None:
+    """FileWriteTool's ``data``: ``{type: 'create', filePath, content, structuredPatch: [],
+    originalFile: null}``, and for an existing file ``type: 'update'`` with the patch and
+    ``originalFile: oldContent``."""
+    work = tmp_path / "w"
+    work.mkdir()
+    create = ToolUse("toolu_1", "Write", {"file_path": "a.txt", "content": "one\ntwo\n"})
+    assert await post_tool_response(work, create, "Write") == {
+        "type": "create",
+        "filePath": "a.txt",
+        "content": "one\ntwo\n",
+        "structuredPatch": [],
+        "originalFile": None,
+    }
+    update = ToolUse("toolu_2", "Write", {"file_path": "a.txt", "content": "one\n2\n"})
+    assert await post_tool_response(work, update, "Write") == {
+        "type": "update",
+        "filePath": "a.txt",
+        "content": "one\n2\n",
+        "structuredPatch": [
+            {
+                "oldStart": 1,
+                "oldLines": 2,
+                "newStart": 1,
+                "newLines": 2,
+                "lines": [" one", "-two", "+2"],
+            }
+        ],
+        "originalFile": "one\ntwo\n",
+    }
+
+
+async def test_edit_tool_response_has_the_strings_the_original_and_the_patch(
+    tmp_path: Path,
+) -> None:
+    """FileEditTool's ``data``: ``filePath, oldString, newString, originalFile,
+    structuredPatch, userModified, replaceAll``."""
+    (tmp_path / "m.py").write_text("a = 1\nb = 2\n")
+    use = ToolUse(
+        "toolu_1", "Edit", {"file_path": "m.py", "old_string": "b = 2", "new_string": "b = 3"}
+    )
+    assert await post_tool_response(tmp_path, use, "Edit") == {
+        "filePath": "m.py",
+        "oldString": "b = 2",
+        "newString": "b = 3",
+        "originalFile": "a = 1\nb = 2\n",
+        "structuredPatch": [
+            {
+                "oldStart": 1,
+                "oldLines": 2,
+                "newStart": 1,
+                "newLines": 2,
+                "lines": [" a = 1", "-b = 2", "+b = 3"],
+            }
+        ],
+        "userModified": False,
+        "replaceAll": False,
+    }
+
+
+async def test_read_tool_response_is_type_text_with_the_file_window(tmp_path: Path) -> None:
+    """FileReadTool's output ``{type: 'text', file: {filePath, content, numLines,
+    startLine, totalLines}}``."""
+    (tmp_path / "n.txt").write_text("l1\nl2\nl3\nl4\n")
+    use = ToolUse("toolu_1", "Read", {"file_path": "n.txt", "offset": 2, "limit": 2})
+    assert await post_tool_response(tmp_path, use, "Read") == {
+        "type": "text",
+        "file": {
+            "filePath": "n.txt",
+            "content": "l2\nl3",
+            "numLines": 2,
+            "startLine": 2,
+            "totalLines": 4,
+        },
+    }
+
+
+async def test_glob_and_grep_tool_responses_list_the_files(tmp_path: Path) -> None:
+    """GlobTool's ``{durationMs, numFiles, filenames, truncated}`` and GrepTool's
+    ``{mode, numFiles, filenames, ...}``."""
+    work = tmp_path / "g"
+    work.mkdir()
+    (work / "a.py").write_text("import os\n")
+    glob = await post_tool_response(work, ToolUse("toolu_1", "Glob", {"pattern": "*.py"}), "Glob")
+    assert isinstance(glob.pop("durationMs"), int)
+    assert glob == {"numFiles": 1, "filenames": ["a.py"], "truncated": False}
+    grep = await post_tool_response(work, ToolUse("toolu_2", "Grep", {"pattern": "os"}), "Grep")
+    assert grep == {"mode": "files_with_matches", "numFiles": 1, "filenames": ["a.py"]}
+    counted = await post_tool_response(
+        work, ToolUse("toolu_3", "Grep", {"pattern": "o", "output_mode": "count"}), "Grep"
+    )
+    assert counted == {
+        "mode": "count",
+        "numFiles": 1,
+        "filenames": ["a.py"],
+        "numMatches": 1,
+    }
+
+
+async def test_a_tool_without_an_output_object_sends_its_result_content(tmp_path: Path) -> None:
+    """A tool that does not override ``Tool.tool_response`` (trioexec's contract point for
+    Claude Code's ``result.data``) gives hooks the tool_result content."""
+
+    class Shout(Tool[Any]):
+        name = "shout"
+
+        async def call(self, input: Any, ctx: Any, progress: Any) -> str:  # noqa: A002
+            return "HELLO"
+
+    shout = Shout()
+
+    seen = tmp_path / "post.json"
+    cmd = script(tmp_path, "dump.sh", f'cat > "{seen}"\n')
+    guard = GuardRails.from_settings(hooks("PostToolUse", "shout", cmd))
+    with trio.fail_after(RUN_LIMIT):
+        await run_tools([ToolUse("toolu_1", "shout", {})], [shout], cwd=tmp_path, guard=guard)
+    assert json.loads(seen.read_text())["tool_response"] == "HELLO"
+
+
+# --- 3. tool_input file paths are absolute ----------------------------------------------------
+
+
+async def test_file_paths_reach_hooks_absolute(tmp_path: Path) -> None:
+    """``backfillObservableInput(input) { ... input.file_path = expandPath(input.file_path) }``
+    with the comment "hooks.mdx documents file_path as absolute; expand so hook
+    allowlists can't be bypassed via ~ or relative paths" (FileReadTool.ts)."""
+    work = tmp_path / "deep" / "er"
+    work.mkdir(parents=True)
+    (tmp_path / "outside.txt").write_text("secret")
+    cmd = script(
+        tmp_path,
+        "guard.sh",
+        f"grep -q '\"file_path\":\"{tmp_path}/outside.txt\"' && {{ echo 'outside' >&2; exit 2; }}\n"
+        "exit 0\n",
+    )
+    use = ToolUse("toolu_1", "Read", {"file_path": "../../outside.txt"})
+    outcome = await run(work, hooks("PreToolUse", "Read", cmd), use)
+    assert outcome.results[0].content == f"PreToolUse:Read hook error: [{cmd}]: outside\n"
+
+
+async def test_the_tool_still_runs_with_the_models_path(tmp_path: Path) -> None:
+    """ "that mutation must not reach call() because tool results embed the input path
+    verbatim (e.g. "File created successfully at: {path}")" (toolExecution.ts)."""
+    seen = tmp_path / "pre.json"
+    cmd = script(tmp_path, "dump.sh", f'cat > "{seen}"\n')
+    work = tmp_path / "w"
+    work.mkdir()
+    use = ToolUse("toolu_1", "Write", {"file_path": "new.txt", "content": "x"})
+    outcome = await run(work, hooks("PreToolUse", "Write", cmd), use, mode="bypassPermissions")
+    assert outcome.results[0].content == "File created successfully at: new.txt"
+    assert json.loads(seen.read_text())["tool_input"]["file_path"] == str(work / "new.txt")
+
+
+def test_a_home_relative_path_is_expanded_for_hooks(tmp_path: Path) -> None:
+    """``expandPath`` expands ``~`` (src/utils/path.ts)."""
+    from trioexec.tools import ReadTool
+
+    seen = ReadTool().observable_input({"file_path": "~/notes.md"}, tmp_path)
+    assert seen == {"file_path": str(Path.home() / "notes.md")}
+
+
+# --- 7. updatedMCPToolOutput ------------------------------------------------------------------
+
+
+async def test_updated_mcp_tool_output_replaces_an_mcp_tools_output(tmp_path: Path) -> None:
+    """``if (V.updatedMCPToolOutput && lg(Q)) X = V.updatedMCPToolOutput`` (toolExecution:
+    only MCP tools); a non-MCP tool keeps its own output."""
+
+    class Secret(Tool[Any]):
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        async def call(self, input: Any, ctx: Any, progress: Any) -> str:  # noqa: A002
+            return "token=abc123"
+
+    mcp_read, local_read = Secret("mcp__notes__read"), Secret("local_read")
+
+    answer = {
+        "hookSpecificOutput": {
+            "hookEventName": "PostToolUse",
+            "updatedMCPToolOutput": "token=[redacted]",
+        }
+    }
+    cmd = script(tmp_path, "redact.sh", f"echo '{json.dumps(answer)}'\n")
+    guard = GuardRails.from_settings(hooks("PostToolUse", "", cmd))
+    uses = [ToolUse("toolu_1", "mcp__notes__read", {}), ToolUse("toolu_2", "local_read", {})]
+    with trio.fail_after(RUN_LIMIT):
+        outcome = await run_tools(uses, [mcp_read, local_read], cwd=tmp_path, guard=guard)
+    assert [r.content for r in outcome.results] == ["token=[redacted]", "token=abc123"]
+
+
+# --- 8. a handler's `if` -------------------------------------------------------------------
+
+
+async def test_if_condition_runs_the_hook_only_for_matching_calls(tmp_path: Path) -> None:
+    """``// Filter hooks based on their `if` condition. This allows hooks to specify
+    conditions like "Bash(git *)" to only run for git commands`` and "compound commands
+    must fire the hook if ANY subcommand matches" (hooks.ts, BashTool.tsx)."""
+    cmd = script(tmp_path, "no-push.sh", "echo 'no pushing' >&2\nexit 2\n")
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [{"type": "command", "command": cmd, "if": "Bash(git push:*)"}],
+                }
+            ]
+        }
+    }
+    outcome = await run(
+        tmp_path, settings, bash("echo hello", "toolu_1"), bash("true && git push", "toolu_2")
+    )
+    assert outcome.results[0].content == "hello"
+    assert outcome.results[1].content == f"PreToolUse:Bash hook error: [{cmd}]: no pushing\n"

@@ -87,9 +87,20 @@ def test_last_source_setting_the_mode_wins() -> None:
     assert load_settings(b, a, c).permissions.mode == "bypass"
 
 
-@pytest.mark.parametrize("mode", ["acceptEdits", "plan", "dontAsk", "someFutureMode", ""])
+@pytest.mark.parametrize(
+    ("mode", "problem"),
+    [
+        ("dontAsk", "'dontAsk' is not supported by trioexec; using 'default'"),
+        ("someFutureMode", "unknown mode 'someFutureMode'; using 'default'"),
+        ("", "unknown mode ''; using 'default'"),
+        (
+            "acceptedits",
+            "unknown mode 'acceptedits' (did you mean 'acceptEdits'?); using 'default'",
+        ),
+    ],
+)
 def test_an_unknown_mode_falls_back_to_default_with_a_warning(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, mode: str
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, mode: str, problem: str
 ) -> None:
     caplog.set_level(logging.WARNING, logger="trioexec.settings")
     user = write(tmp_path / "user.json", {"permissions": {"defaultMode": "bypassPermissions"}})
@@ -98,39 +109,28 @@ def test_an_unknown_mode_falls_back_to_default_with_a_warning(
     assert settings.mode == "default"  # it still overrides the earlier source's bypass
     assert settings.permissions.mode == "default"
     assert [(r.name, r.levelno, r.getMessage()) for r in caplog.records] == [
-        (
-            "trioexec.settings",
-            logging.WARNING,
-            f"{project}: permissions.defaultMode: {mode!r} is not supported by trioexec; "
-            "using 'default'",
-        )
+        ("trioexec.settings", logging.WARNING, f"{project}: permissions.defaultMode: {problem}")
     ]
+    assert settings.problems == (f"{project}: permissions.defaultMode: {problem}",)
 
 
 def test_known_modes_are_not_warned_about(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="trioexec.settings")
-    for mode in ("default", "bypassPermissions", "bypass"):
+    for mode in ("default", "bypassPermissions", "bypass", "acceptEdits", "plan"):
         load_settings({"permissions": {"defaultMode": mode}})
     assert caplog.records == []
 
 
-def test_claude_code_settings_with_accept_edits_load(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.WARNING, logger="trioexec.settings")
+def test_claude_code_modes_load_and_the_last_source_wins(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
-    user = write(
-        home / ".claude" / "settings.json", {"permissions": {"defaultMode": "acceptEdits"}}
-    )
-    shared = write(
+    write(home / ".claude" / "settings.json", {"permissions": {"defaultMode": "acceptEdits"}})
+    write(
         project / ".claude" / "settings.json",
         {"permissions": {"allow": ["Bash(npm test)"], "defaultMode": "plan"}},
     )
     guard = GuardRails.from_settings(*default_settings_paths(project, home=home))
-    assert guard.permissions.mode == "default"
+    assert guard.permissions.mode == "plan"
     assert guard.permissions.allow == (PermissionRule("Bash", "npm test"),)
-    assert [m.split(": ")[0] for m in caplog.messages] == [str(user), str(shared)]
-    assert ["'acceptEdits'" in caplog.messages[0], "'plan'" in caplog.messages[1]] == [True, True]
 
 
 def test_hooks_concatenate_in_source_order() -> None:
@@ -166,8 +166,8 @@ def test_guard_rails_from_settings(tmp_path: Path) -> None:
 
 
 def test_guard_rails_from_settings_refuses_an_unknown_mode() -> None:
-    with pytest.raises(ConfigurationError, match="not 'acceptEdits'"):
-        GuardRails.from_settings({}, mode="acceptEdits")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="not 'dontAsk'"):
+        GuardRails.from_settings({}, mode="dontAsk")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -204,8 +204,8 @@ def test_guard_rails_from_settings_refuses_an_unknown_mode() -> None:
             r"x\.json: hooks\.PostToolUse\[0\]\.hooks: expected a list",
         ),
         (
-            {"hooks": {"PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "?"}]}]}},
-            r"x\.json: hooks\.PreToolUse\[0\]\.hooks\[0\]\.type: expected 'command', got 'prompt'",
+            {"hooks": {"PreToolUse": [{"hooks": [{"type": 3, "prompt": "?"}]}]}},
+            r"x\.json: hooks\.PreToolUse\[0\]\.hooks\[0\]\.type: expected a string, got int",
         ),
         (
             {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": ""}]}]}},
@@ -242,9 +242,23 @@ def test_dict_sources_are_numbered() -> None:
 
 def test_default_settings_paths(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
-    assert default_settings_paths(project, home=home) == ()
+    managed = tmp_path / "etc"
+
+    def found() -> list[tuple[Path, str]]:
+        paths = default_settings_paths(project, home=home, managed_dir=managed)
+        return [(file.path, file.scope) for file in paths]
+
+    assert found() == []
     user = write(home / ".claude" / "settings.json", {})
     local = write(project / ".claude" / "settings.local.json", {})
-    assert default_settings_paths(project, home=home) == (user, local)
+    assert found() == [(user, "user"), (local, "local")]
     shared = write(project / ".claude" / "settings.json", {})
-    assert default_settings_paths(project, home=home) == (user, shared, local)
+    policy = write(managed / "managed-settings.json", {})
+    drop_in = write(managed / "managed-settings.d" / "10-team.json", {})
+    assert found() == [
+        (user, "user"),
+        (shared, "project"),
+        (local, "local"),
+        (policy, "managed"),
+        (drop_in, "managed"),
+    ]

@@ -156,7 +156,8 @@ def _command(args: argparse.Namespace) -> int:
     from ._agent_mcp import mcp_json_provider
 
     cwd = Path(args.cwd).expanduser().absolute()
-    settings = [*default_settings_paths(cwd), *(Path(f) for f in args.settings)]
+    found = (file.path for file in default_settings_paths(cwd))
+    settings = [*found, *(Path(f) for f in args.settings)]
     return run_agent(args, tool_providers=(mcp_json_provider(settings),))
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ._agent_cli import add_agent_command
 from ._scenario._command import add_scenario_commands
+from ._settings_command import add_settings_commands
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=_demo, usage_parser=demo)
     add_scenario_commands(subparsers)
     add_agent_command(subparsers)
+    add_settings_commands(subparsers)
     return parser
 
 

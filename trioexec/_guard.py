@@ -23,12 +23,14 @@ import attrs
 import trio
 
 from ._groups import collapse_cancelled
+from ._hook_http import HttpHook
 from ._hook_output import HookOutcome, aggregate
 from ._hooks import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
 from ._misuse import check_callback
 from ._models import Attachment, JSONValue, content_to_api
 from ._permission_context import PermissionContext, PermissionModeName, claude_code_mode_name
 from ._permissions import check_permission_chain
+from ._rules import PermissionRule
 from ._settings import SettingsSource, load_settings
 from ._texts import (
     REJECT_MESSAGE,
@@ -38,12 +40,12 @@ from ._texts import (
     permission_not_granted_message,
     stopped_by_pre_tool_use_hook,
 )
-from ._tool import PermissionResult
+from ._tool import CallContext, PermissionResult, is_mcp_tool
 from ._validation import CompiledTool, compile_tool, input_error_text, validate
 
 if TYPE_CHECKING:
     from ._models import ToolResult, ToolUse
-    from ._tool import CallContext, Tool
+    from ._tool import Tool
 
 __all__ = [
     "CanUseTool",
@@ -159,6 +161,9 @@ class PostToolUseVerdict:
     stop_reason: str | None = None
     system_messages: tuple[str, ...] = ()
     hook_errors: tuple[str, ...] = ()
+    updated_mcp_tool_output: JSONValue = None
+    """For an MCP tool (``Tool.is_mcp``): the output a PostToolUse hook gave in
+    ``updatedMCPToolOutput``; the call's result is made from it instead."""
 
 
 _NO_OUTCOME = HookOutcome()
@@ -204,11 +209,20 @@ async def authorize_call(
     if ctx.permissions is not permissions:
         ctx = attrs.evolve(ctx, permissions=permissions)
     raw: Mapping[str, JSONValue] = tool_use.input
+    # Hooks see the observable input (declared paths made absolute); the tool
+    # (and can_use_tool) get the model's input unless a hook replaces it.
+    observed = _observable(tool, raw, ctx.cwd)
     speculative: SpeculativeCheck | None = getattr(tool, "speculative_permission_check", None)
-    entries = guard.hooks.matching("PreToolUse", tool.name) if guard.hooks.entries else ()
+    entries = (
+        guard.hooks.matching(
+            "PreToolUse", tool.name, condition=_if_matcher(tool, parsed_input, ctx)
+        )
+        if guard.hooks.entries
+        else ()
+    )
     tool_check: PermissionResult | None = None
     if entries:
-        hook_input = _hook_input(guard, "PreToolUse", tool, tool_use, raw, str(ctx.cwd))
+        hook_input = _hook_input(guard, "PreToolUse", tool, tool_use, observed, str(ctx.cwd))
         outcome, tool_check = await _pre_hooks(entries, hook_input, speculative, parsed_input, ctx)
     else:
         outcome = _NO_OUTCOME
@@ -262,6 +276,46 @@ async def authorize_call(
     return verdict(False, raw, result.message or permission_denied_message(tool.name))
 
 
+def _observable(
+    tool: Tool[Any], raw: Mapping[str, JSONValue], cwd: Path
+) -> Mapping[str, JSONValue]:
+    """The input hooks see (``Tool.observable_input``); the raw input if that fails."""
+    try:
+        return tool.observable_input(raw, cwd)
+    except Exception:
+        logger.warning("observable_input of %s failed", tool.name, exc_info=True)
+        return raw
+
+
+def _if_matcher(tool: Tool[Any], parsed_input: object, ctx: CallContext) -> Callable[[str], bool]:
+    """Whether a hook's ``if`` condition (permission-rule syntax) holds for this call.
+
+    As Claude Code matches it: the rule must name this tool; ``Tool`` alone
+    always holds; ``Tool(content)`` is matched like a deny rule (any part of
+    a compound command is enough), so ``Bash(git push:*)`` also fires for
+    ``ls && git push``.  A condition the tool cannot interpret (or that does
+    not parse) holds: the hook runs, failing safe.
+    """
+    names = (tool.name, *tool.aliases)
+
+    def holds(condition: str) -> bool:
+        try:
+            rule = PermissionRule.parse(condition)
+        except ValueError:
+            return True
+        if rule.tool_name not in names:
+            return False
+        if rule.content is None:
+            return True
+        try:
+            matched = tool.match_rule_content(rule.content, parsed_input, ctx, behavior="deny")
+        except Exception:
+            return True
+        return True if matched is None else bool(matched)
+
+    return holds
+
+
 def _check_can_use_tool(callback: object) -> None:
     if callback is not None:
         check_callback(
@@ -271,7 +325,7 @@ def _check_can_use_tool(callback: object) -> None:
 
 def _check_hooks(hooks: HookSet) -> None:
     for index, entry in enumerate(hooks.entries):
-        if not isinstance(entry.hook, CommandHook):
+        if not isinstance(entry.hook, (CommandHook, HttpHook)):
             check_callback(
                 entry.hook,
                 what=f"GuardRails: hooks.entries[{index}] ({entry.event}) hook",
@@ -361,6 +415,8 @@ async def after_call(
     error: str | None = None,
     is_interrupt: bool = False,
     cwd: Path | None = None,
+    tool_response: JSONValue = None,
+    parsed_input: object = None,
 ) -> PostToolUseVerdict:
     """Run PostToolUse hooks (``response`` given) or PostToolUseFailure hooks (``error`` given).
 
@@ -369,10 +425,14 @@ async def after_call(
         tool: the tool called.
         tool_use: the call.
         tool_input: the raw input the tool was called with.
-        response: the call's result (its content goes to hooks as ``tool_response``).
+        response: the call's result.
         error: the failure text when the call raised; selects PostToolUseFailure.
         is_interrupt: for PostToolUseFailure: the failure was a user interrupt.
         cwd: the hooks' working directory (default: the process's).
+        tool_response: the tool's output object (``Tool.tool_response``), sent
+            to hooks as ``tool_response``; None: ``response``'s content.
+        parsed_input: the validated input, for hooks' ``if`` conditions (None:
+            ``tool_input`` is validated again when a hook has one).
 
     Raises:
         ValueError: neither ``response`` nor ``error`` was given.
@@ -384,15 +444,29 @@ async def after_call(
     if error is None and response is None:
         raise ValueError("after_call needs a response or an error")
     event: HookEvent = "PostToolUseFailure" if error is not None else "PostToolUse"
-    entries = guard.hooks.matching(event, tool.name) if guard.hooks.entries else ()
-    if not entries:
+    if not guard.hooks.entries:
         return _NOTHING_AFTER
     where = cwd if cwd is not None else Path.cwd()
-    hook_input = _hook_input(guard, event, tool, tool_use, tool_input, str(where))
+    ctx = CallContext(tool_use, cwd=where, permissions=guard.permissions)
+
+    def condition(text: str) -> bool:
+        parsed = parsed_input
+        if parsed is None:
+            parsed, problem = _revalidate(tool, tool_input)
+            if problem is not None:
+                return True  # cannot tell: the hook runs
+        return _if_matcher(tool, parsed, ctx)(text)
+
+    entries = guard.hooks.matching(event, tool.name, condition=condition)
+    if not entries:
+        return _NOTHING_AFTER
+    observed = _observable(tool, tool_input, where)
+    hook_input = _hook_input(guard, event, tool, tool_use, observed, str(where))
     if error is not None:
         hook_input = attrs.evolve(hook_input, error=error, is_interrupt=is_interrupt)
     elif response is not None:
-        hook_input = attrs.evolve(hook_input, tool_response=content_to_api(response.content))
+        sent = tool_response if tool_response is not None else content_to_api(response.content)
+        hook_input = attrs.evolve(hook_input, tool_response=sent)
     outcome = aggregate(await run_hooks(entries, hook_input, cwd=where), event, tool.name)
     stop_default = STOPPED_BY_POST_TOOL_USE_HOOK if event == "PostToolUse" else STOPPED_BY_HOOK
     return PostToolUseVerdict(
@@ -400,6 +474,7 @@ async def after_call(
         (outcome.stop_reason or stop_default) if outcome.prevent_continuation else None,
         outcome.system_messages,
         outcome.errors,
+        outcome.updated_mcp_tool_output if is_mcp_tool(tool) else None,
     )
 
 

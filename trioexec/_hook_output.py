@@ -68,6 +68,8 @@ class HookOutput:
         permission_decision_reason: for a deny, the message the model receives.
         updated_input: PreToolUse: the whole replacement tool input.
         additional_context: text added for the model with the results.
+        updated_mcp_tool_output: PostToolUse: the output an MCP tool's result
+            is made from instead of its own (``updatedMCPToolOutput``).
     """
 
     continue_: bool = True
@@ -80,6 +82,7 @@ class HookOutput:
     permission_decision_reason: str | None = None
     updated_input: Mapping[str, JSONValue] | None = None
     additional_context: str | None = None
+    updated_mcp_tool_output: JSONValue = None
 
 
 @attrs.frozen
@@ -96,6 +99,7 @@ class HookResult:
     stop_reason: str | None = None
     blocking_error: str | None = None
     system_message: str | None = None
+    updated_mcp_tool_output: JSONValue = None
     error: str | None = None
     """A non-blocking failure (timeout, crash, bad output): reported, never decisive."""
     exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
@@ -117,6 +121,8 @@ class HookOutcome:
     stop_reason: str | None = None
     system_messages: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    updated_mcp_tool_output: JSONValue = None
+    """PostToolUse: the last ``updatedMCPToolOutput`` in hook order (None: none)."""
 
 
 def result_from_output(output: HookOutput, event: str, label: str) -> HookResult:
@@ -150,6 +156,9 @@ def result_from_output(output: HookOutput, event: str, label: str) -> HookResult
         stop_reason=output.stop_reason,
         blocking_error=blocking,
         system_message=output.system_message,
+        updated_mcp_tool_output=(
+            output.updated_mcp_tool_output if event == "PostToolUse" else None
+        ),
     )
 
 
@@ -165,7 +174,10 @@ def aggregate(results: Sequence[HookResult], event: str, tool_name: str) -> Hook
     stop_reason: str | None = None
     system_messages: list[str] = []
     errors: list[str] = []
+    mcp_output: JSONValue = None
     for result in results:
+        if result.updated_mcp_tool_output:  # Claude Code: a truthy value replaces
+            mcp_output = result.updated_mcp_tool_output
         this = result.decision
         if result.blocking_error is not None:
             if event == "PreToolUse":
@@ -205,6 +217,7 @@ def aggregate(results: Sequence[HookResult], event: str, tool_name: str) -> Hook
         stop_reason=stop_reason,
         system_messages=tuple(system_messages),
         errors=tuple(errors),
+        updated_mcp_tool_output=mcp_output,
     )
 
 
@@ -232,6 +245,7 @@ def parse_hook_json(data: object, event: str) -> HookOutput:
     permission_reason: str | None = None
     updated: dict[str, JSONValue] | None = None
     context: str | None = None
+    mcp_output: JSONValue = None
     specific = _get(data, "hookSpecificOutput", dict, "hookSpecificOutput")
     if specific is not None:
         name = _get(specific, "hookEventName", str, "hookSpecificOutput.hookEventName")
@@ -258,6 +272,8 @@ def parse_hook_json(data: object, event: str) -> HookOutput:
                 "hookSpecificOutput.permissionDecisionReason",
             )
             updated = _get(specific, "updatedInput", dict, "hookSpecificOutput.updatedInput")
+        elif event == "PostToolUse":
+            mcp_output = specific.get("updatedMCPToolOutput")
     return HookOutput(
         continue_=True if continue_ is None else continue_,
         stop_reason=_get(data, "stopReason", str, "stopReason"),
@@ -269,6 +285,7 @@ def parse_hook_json(data: object, event: str) -> HookOutput:
         permission_decision_reason=permission_reason,
         updated_input=updated,
         additional_context=context,
+        updated_mcp_tool_output=mcp_output,
     )
 
 

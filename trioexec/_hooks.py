@@ -8,8 +8,13 @@ or a :class:`CommandHook`, a shell command in Claude Code's settings format::
                                "hooks": [{"type": "command", "command": "...", "timeout": 30}]}]}}
 
 Matchers: empty, ``*`` or missing match every tool; a matcher made only of
-letters, digits, ``_`` and ``|`` lists exact tool names; anything else is an
-unanchored regular expression, and one that does not compile matches nothing.
+letters, digits, ``_``, ``-``, spaces, ``|`` and ``,`` lists exact tool
+names (``Edit|Write``, ``Edit, Write``); anything else is an unanchored
+regular expression, and one that does not compile matches nothing.  A
+handler's ``if`` (a permission rule, ``Bash(git push:*)``) narrows it to the
+calls that rule matches.  Hook types: ``command`` and ``http``
+(:mod:`trioexec._hook_http`); reading a settings file is
+:mod:`trioexec._hook_settings`.
 
 :func:`run_hooks` runs the matching hooks of one event concurrently, each under
 its own timeout (default 600 s); identical commands (and the same Python hook
@@ -28,11 +33,12 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import attrs
 import trio
 
-from ._errors import ConfigurationError
 from ._format_error import exception_text
 from ._groups import collapse_cancelled
 from ._hook_command import interpret_command_run, run_command
+from ._hook_http import HttpHook, post_hook
 from ._hook_output import HookBlockingError, HookOutput, HookResult, result_from_output
+from ._hook_settings import parse_hooks_section
 from ._models import JSONObject, JSONValue
 
 if TYPE_CHECKING:
@@ -46,6 +52,7 @@ __all__ = [
     "HookEvent",
     "HookInput",
     "HookSet",
+    "HttpHook",
     "PythonHook",
     "compile_matcher",
     "encode_hook_input",
@@ -53,6 +60,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger("trioexec.hooks")
+settings_logger = logging.getLogger("trioexec.settings")
 
 HookEvent: TypeAlias = Literal["PreToolUse", "PostToolUse", "PostToolUseFailure"]
 HOOK_EVENTS: tuple[HookEvent, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
@@ -131,8 +139,8 @@ def compile_matcher(matcher: str | None) -> Callable[[str], bool]:
     """A predicate on tool names for a hook matcher (see the module docstring)."""
     if not matcher or matcher == "*":
         return lambda _name: True
-    if re.fullmatch(r"[A-Za-z0-9_|]+", matcher):
-        names = frozenset(matcher.split("|"))
+    if re.fullmatch(r"[A-Za-z0-9_|, -]+", matcher):
+        names = frozenset(n.strip() for n in re.split(r"[|,]", matcher) if n.strip())
         return names.__contains__
     try:
         regex = re.compile(matcher)
@@ -150,8 +158,13 @@ class HookEntry:
 
     event: HookEvent
     matcher: str | None
-    hook: CommandHook | PythonHook
+    hook: CommandHook | HttpHook | PythonHook
     timeout: float = DEFAULT_HOOK_TIMEOUT
+    condition: str | None = None
+    """The handler's ``if``: a permission rule (``Bash(git *)``) the call must match."""
+    run_async: bool = False
+    """``async: true``: runs like the others, but cannot block, decide, rewrite the
+    input or add context (Claude Code runs it in the background)."""
     _matches: Callable[[str], bool] = attrs.field(init=False, repr=False, eq=False)
 
     @_matches.default
@@ -167,12 +180,16 @@ class HookEntry:
         """The command, or the Python hook's qualified name."""
         if isinstance(self.hook, CommandHook):
             return self.hook.command
+        if isinstance(self.hook, HttpHook):
+            return self.hook.url
         return getattr(self.hook, "__qualname__", repr(self.hook))
 
     @property
     def _key(self) -> object:
         if isinstance(self.hook, CommandHook):
             return ("command", self.hook.command)
+        if isinstance(self.hook, HttpHook):
+            return ("http", self.hook.url)
         try:
             hash(self.hook)
         except TypeError:
@@ -204,18 +221,48 @@ class HookSet:
     entries: tuple[HookEntry, ...] = attrs.field(default=(), converter=_to_entries)
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, object], *, source: str = "settings") -> HookSet:
+    def from_settings(
+        cls,
+        settings: Mapping[str, object],
+        *,
+        source: str = "settings",
+        problems: list[str] | None = None,
+    ) -> HookSet:
         """Build from a settings object (or its ``hooks`` section alone).
 
         Events trioexec does not run (``Stop``, ``UserPromptSubmit``, ...) are
-        skipped; the three tool events are checked field by field.
+        skipped; the three tool events are checked field by field.  Unknown
+        events and keys, and handler types trioexec cannot run (``prompt``,
+        ``agent``, ``mcp_tool``: that handler is skipped), are logged on
+        ``trioexec.settings`` as ``{source}: {field}: {problem}`` and appended
+        to ``problems`` when given; the rest of the section still loads.
 
         Raises:
-            ConfigurationError: a malformed entry; the message names ``source``
-                and the field (``hooks.PreToolUse[0].hooks[1].command``).
+            ConfigurationError: a field of the wrong type; the message names
+                ``source`` and the field (``hooks.PreToolUse[0].hooks[1].command``).
         """
         section = settings.get("hooks", settings)
-        return cls(_parse_hooks_section(section, source))
+
+        def report(field: str, problem: str) -> None:
+            line = f"{source}: {field}: {problem}"
+            settings_logger.warning("%s", line)
+            if problems is not None:
+                problems.append(line)
+
+        specs = parse_hooks_section(
+            section, source, report, events=HOOK_EVENTS, default_timeout=DEFAULT_HOOK_TIMEOUT
+        )
+        return cls(
+            HookEntry(
+                _check_event(spec.event),
+                spec.matcher,
+                CommandHook(spec.hook) if isinstance(spec.hook, str) else spec.hook,
+                spec.timeout,
+                spec.condition,
+                spec.run_async,
+            )
+            for spec in specs
+        )
 
     def with_python_hook(
         self,
@@ -246,54 +293,31 @@ class HookSet:
     def __add__(self, other: HookSet) -> HookSet:
         return HookSet((*self.entries, *other.entries))
 
-    def matching(self, event: HookEvent, tool_name: str) -> tuple[HookEntry, ...]:
-        """The hooks to run for ``event`` on ``tool_name``, duplicates removed (first kept)."""
+    def matching(
+        self,
+        event: HookEvent,
+        tool_name: str,
+        *,
+        condition: Callable[[str], bool] | None = None,
+    ) -> tuple[HookEntry, ...]:
+        """The hooks to run for ``event`` on ``tool_name``, duplicates removed (first kept).
+
+        ``condition`` decides a hook's ``if`` (permission-rule syntax, e.g.
+        ``Bash(git push:*)``) for this call; without one, a hook with an
+        ``if`` runs (it cannot be judged, so it fails safe).
+        """
         found: dict[object, HookEntry] = {}
         for entry in self.entries:
-            if entry.event == event and entry.matches(tool_name):
-                found.setdefault(entry._key, entry)
+            if entry.event != event or not entry.matches(tool_name):
+                continue
+            if (
+                entry.condition is not None
+                and condition is not None
+                and not condition(entry.condition)
+            ):
+                continue
+            found.setdefault(entry._key, entry)
         return tuple(found.values())
-
-
-def _parse_hooks_section(section: object, source: str) -> tuple[HookEntry, ...]:
-    def fail(field: str, problem: str) -> ConfigurationError:
-        return ConfigurationError(f"{source}: {field}: {problem}")
-
-    if not isinstance(section, Mapping):
-        raise fail("hooks", "expected an object")
-    entries: list[HookEntry] = []
-    for event, groups in section.items():
-        if event not in HOOK_EVENTS:
-            continue
-        if not isinstance(groups, list):
-            raise fail(f"hooks.{event}", "expected a list")
-        for i, group in enumerate(groups):
-            at = f"hooks.{event}[{i}]"
-            if not isinstance(group, Mapping):
-                raise fail(at, "expected an object")
-            matcher = group.get("matcher")
-            if matcher is not None and not isinstance(matcher, str):
-                raise fail(f"{at}.matcher", "expected a string")
-            hooks = group.get("hooks")
-            if not isinstance(hooks, list):
-                raise fail(f"{at}.hooks", "expected a list")
-            for j, raw in enumerate(hooks):
-                where = f"{at}.hooks[{j}]"
-                if not isinstance(raw, Mapping):
-                    raise fail(where, "expected an object")
-                kind = raw.get("type")
-                if kind != "command":
-                    raise fail(f"{where}.type", f"expected 'command', got {kind!r}")
-                command = raw.get("command")
-                if not isinstance(command, str) or not command.strip():
-                    raise fail(f"{where}.command", "expected a non-empty string")
-                timeout = raw.get("timeout", DEFAULT_HOOK_TIMEOUT)
-                try:
-                    seconds = _check_timeout(timeout)
-                except ValueError:
-                    raise fail(f"{where}.timeout", "expected a positive number") from None
-                entries.append(HookEntry(event, matcher, CommandHook(command), seconds))
-    return tuple(entries)
 
 
 async def run_hooks(
@@ -308,7 +332,7 @@ async def run_hooks(
     if not entries:
         return ()
     payload = b""
-    if any(isinstance(entry.hook, CommandHook) for entry in entries):
+    if any(isinstance(entry.hook, (CommandHook, HttpHook)) for entry in entries):
         payload = encode_hook_input(hook_input.to_json())
     if len(entries) == 1:
         results: list[HookResult | None] = [await _run_entry(entries[0], hook_input, payload, cwd)]
@@ -322,7 +346,11 @@ async def run_hooks(
             async with trio.open_nursery() as nursery:
                 for index in range(len(entries)):
                     nursery.start_soon(run_into, index)
-    done = tuple(r for r in results if r is not None)
+    done = tuple(
+        _without_say(r) if entry.run_async else r
+        for entry, r in zip(entries, results, strict=True)
+        if r is not None
+    )
     for result in done:
         if result.error is not None:
             logger.warning(
@@ -334,6 +362,11 @@ async def run_hooks(
                 exc_info=result.exception,
             )
     return done
+
+
+def _without_say(result: HookResult) -> HookResult:
+    """An ``async: true`` hook's result: it cannot block or decide; only a failure is kept."""
+    return HookResult(label=result.label, error=result.error)
 
 
 async def _run_entry(
@@ -350,6 +383,8 @@ async def _run_entry(
             except OSError as exc:
                 return HookResult(label=label, error=f"could not start: {exc}")
             return interpret_command_run(run, hook.command, event)
+        if isinstance(hook, HttpHook):
+            return await post_hook(hook, payload.rstrip(b"\n"), event)
         try:
             output: object = await hook(hook_input)
         except HookBlockingError as exc:

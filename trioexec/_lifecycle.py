@@ -205,7 +205,14 @@ async def run_tool_use(
         on_returned(outcome)
         if guard is not None and guard.hooks.entries:
             after = await after_call(
-                guard, tool, tool_use, raw_input, response=None, error=failure, cwd=env.cwd
+                guard,
+                tool,
+                tool_use,
+                raw_input,
+                response=None,
+                error=failure,
+                cwd=env.cwd,
+                parsed_input=parsed,
             )
             outcome = _with_post(outcome, after)
         return outcome
@@ -226,9 +233,38 @@ async def run_tool_use(
     outcome = CallOutcome(result, attachments, modifier, stop_reason)
     on_returned(outcome)
     if guard is not None and guard.hooks.entries:
-        after = await after_call(guard, tool, tool_use, raw_input, response=result, cwd=env.cwd)
+        try:
+            response = tool.tool_response(parsed, output)
+        except Exception:
+            logger.warning("tool_response of %s failed", tool.name, exc_info=True)
+            response = None
+        after = await after_call(
+            guard,
+            tool,
+            tool_use,
+            raw_input,
+            response=result,
+            cwd=env.cwd,
+            tool_response=response,
+            parsed_input=parsed,
+        )
+        if after.updated_mcp_tool_output is not None:
+            outcome = attrs.evolve(
+                outcome, result=await _replaced_output(tool, result, after, env.session_dir)
+            )
         outcome = _with_post(outcome, after)
     return outcome
+
+
+async def _replaced_output(
+    tool: Tool[Any], result: ToolResult, after: PostToolUseVerdict, session_dir: Path | None
+) -> ToolResult:
+    """An MCP tool's result made from a PostToolUse hook's ``updatedMCPToolOutput``."""
+    try:
+        replaced = ToolResult(result.tool_use_id, tool.map_result(after.updated_mcp_tool_output))
+    except Exception as exc:
+        return ToolResult(result.tool_use_id, format_tool_error(exc), is_error=True)
+    return await _finalize(tool, replaced, session_dir)
 
 
 def _still_safe(tool: Tool[Any], parsed: object) -> bool:

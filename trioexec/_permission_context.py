@@ -34,13 +34,18 @@ __all__ = [
     "normalize_mode",
 ]
 
-PermissionMode: TypeAlias = Literal["default", "bypass"]
+PermissionMode: TypeAlias = Literal["default", "bypass", "acceptEdits", "plan"]
+"""``default``: rules, then ask; ``bypass``: allow what no deny or ask rule stops;
+``acceptEdits``: file edits inside the working directory are allowed too;
+``plan``: no tool that changes anything runs (only read-only calls)."""
 PermissionModeName: TypeAlias = PermissionMode | Literal["bypassPermissions"]
 """The spellings a mode is accepted in; ``"bypassPermissions"`` is normalised to ``"bypass"``."""
 
 MODE_SPELLINGS: tuple[tuple[PermissionMode, str], ...] = (
     ("default", "default"),
     ("bypass", "bypassPermissions"),
+    ("acceptEdits", "acceptEdits"),
+    ("plan", "plan"),
 )
 """Each mode as ``(trioexec's name, Claude Code's name)``; the only table of mode names."""
 
@@ -70,7 +75,7 @@ def claude_code_mode_name(mode: PermissionMode) -> str:
 
 
 def normalize_mode(mode: PermissionModeName) -> PermissionMode:
-    """``"default"`` or ``"bypass"`` (``"bypassPermissions"``, Claude Code's name, is ``"bypass"``).
+    """The mode ``mode`` spells (``"bypassPermissions"``, Claude Code's name, is ``"bypass"``).
 
     Raises:
         ConfigurationError: any other value.
@@ -79,6 +84,24 @@ def normalize_mode(mode: PermissionModeName) -> PermissionMode:
     if found is None:
         raise ConfigurationError(_UNKNOWN_MODE.format(mode))
     return found
+
+
+def _server_rule(index: Mapping[tuple[str, str], ToolRules], behavior: str, name: str) -> bool:
+    """Whether ``mcp__server`` or ``mcp__server__*`` (whole-tool) names the MCP tool ``name``.
+
+    As Claude Code's ``toolMatchesRule``: a rule naming an MCP server covers
+    every tool of that server.
+    """
+    if not name.startswith("mcp__"):
+        return False
+    server, sep, tool = name[5:].partition("__")
+    if not server or not sep or not tool:
+        return False
+    for rule_name in (f"mcp__{server}", f"mcp__{server}__*"):
+        rules = index.get((behavior, rule_name))
+        if rules is not None and rules.whole:
+            return True
+    return False
 
 
 def _to_rules(values: Iterable[str | PermissionRule]) -> tuple[PermissionRule, ...]:
@@ -153,6 +176,8 @@ class PermissionContext:
                 found = extra
             else:
                 found = ToolRules(found.whole or extra.whole, found.contents + extra.contents)
+        if not found.whole and any(_server_rule(index, behavior, name) for name in names):
+            found = ToolRules(True, found.contents)
         return found
 
     def rule_contents(self, tool_name: str, behavior: RuleBehavior) -> tuple[str, ...]:

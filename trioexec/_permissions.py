@@ -3,7 +3,8 @@
 :func:`check_permission_chain` walks the decision order over a
 :class:`~trioexec.permissions.PermissionContext`:
 
-1. a whole-tool deny rule -> deny
+1. a whole-tool deny rule -> deny; in ``plan`` mode, a call that is not
+   read-only (``Tool.is_read_only``) -> deny
 2. a whole-tool ask rule -> ask
 3. a content deny rule, then the tool's own check (its deny -> deny; its
    safety-check ask, or a write to a protected path -> ask, which nothing
@@ -13,7 +14,9 @@
    after every deny and ask rule: a hook never overrides them)
 6. ``bypass`` mode -> allow
 7. a whole-tool allow rule -> allow
-8. a content allow rule, or the tool's own allow -> allow
+8. a content allow rule, or the tool's own allow -> allow (in
+   ``acceptEdits`` mode the file tools allow their own edits inside the
+   working directory here)
 9. otherwise (passthrough, the tool's ask) -> ask
 
 Content rules are matched by the tool itself
@@ -49,7 +52,7 @@ from ._file_access import (
     rule_names,
 )
 from ._rules import PermissionRule, RuleBehavior
-from ._texts import permission_denied_message
+from ._texts import permission_denied_message, plan_mode_denied_message
 from ._tool import PermissionResult
 
 if TYPE_CHECKING:
@@ -96,6 +99,8 @@ async def check_permission_chain(
     deny = permissions.rules_for(names, "deny")
     if deny.whole:
         return PermissionResult.deny(permission_denied_message(name))
+    if permissions.mode == "plan" and not _reads_only(tool, parsed_input):
+        return PermissionResult.deny(plan_mode_denied_message(name))
     ask = permissions.rules_for(rule_names(tool, access, "ask"), "ask")
     if ask.whole:
         return PermissionResult.ask()
@@ -127,6 +132,14 @@ async def check_permission_chain(
     if own.behavior == "allow":
         return own
     return PermissionResult.ask(own.message)
+
+
+def _reads_only(tool: Tool[Any], parsed_input: object) -> bool:
+    """``tool.is_read_only``; a tool whose check raises changes things (fail closed)."""
+    try:
+        return bool(tool.is_read_only(parsed_input))
+    except Exception:
+        return False
 
 
 def _any_rule_matches(

@@ -1,12 +1,23 @@
 """Loading Claude Code settings files: the ``permissions`` and ``hooks`` sections.
 
-Several sources (typically user, project, local, in that order) merge into one
-:class:`Settings`: rule lists and hooks are concatenated, so a deny rule in
-any source wins (deny is always checked first); ``permissions.defaultMode``
-is taken from the last source that sets it (a mode trioexec does not have,
-such as ``acceptEdits`` or ``plan``, counts as ``default`` and is logged on
-``trioexec.settings``).  Other top-level keys of the files (``env``,
-``model``, ...) are ignored.  A malformed source raises
+Several sources merge into one :class:`Settings`, lowest precedence first:
+user (``~/.claude/settings.json``), project (``.claude/settings.json``),
+local (``.claude/settings.local.json``), then managed settings
+(``/etc/claude-code/managed-settings.json`` and ``managed-settings.d/*.json``
+on Linux), which nothing overrides.  Rule lists and hooks are concatenated,
+so a deny rule in any source wins (deny is always checked first);
+``permissions.defaultMode`` and ``disableAllHooks`` come from the last
+source that sets them.  ``disableAllHooks: true`` in managed settings turns
+every hook off; anywhere else it turns off every hook but the managed ones
+(as in Claude Code, a user cannot disable the organisation's hooks).
+
+Settings never fail silently: an unknown key (``permisions``), an unknown
+hook event (``PreToolUze``), an unknown handler key (``timout``), a rule
+naming a tool in the wrong case (``bash(rm:*)``) or a near-miss of a Claude
+Code tool, a mode trioexec does not have: each is logged on
+``trioexec.settings`` as ``{source}: {field}: {problem} (did you mean
+'...'?)`` and listed in :attr:`Settings.problems`, and the rest of the file
+loads.  A field of the wrong type raises
 :class:`~trioexec.ConfigurationError` naming the source and the field, e.g.
 ``.claude/settings.json: permissions.deny[2]: expected a string, got int``.
 """
@@ -16,89 +27,394 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Literal, TypeAlias
 
 import attrs
 
 from ._errors import ConfigurationError
+from ._hook_http import HttpHook
+from ._hook_settings import suggestion
 from ._hooks import HookSet
 from ._permission_context import PermissionContext, PermissionMode, mode_from_name
 from ._rules import PermissionRule
 
-__all__ = ["Settings", "SettingsSource", "default_settings_paths", "load_settings"]
-
-SettingsSource = str | os.PathLike[str] | Mapping[str, object]
+__all__ = [
+    "CLAUDE_CODE_TOOLS",
+    "MANAGED_SETTINGS_DIR",
+    "Settings",
+    "SettingsFile",
+    "SettingsScope",
+    "SettingsSource",
+    "default_settings_paths",
+    "load_settings",
+    "managed_settings_paths",
+]
 
 logger = logging.getLogger("trioexec.settings")
+
+_Report: TypeAlias = Callable[[str, str], None]
+
+SettingsScope: TypeAlias = Literal["user", "project", "local", "managed", "other"]
+
+
+def _to_path(value: str | os.PathLike[str]) -> Path:
+    return Path(value)
+
+
+@attrs.frozen
+class SettingsFile:
+    """A settings file and the scope it was found in (which changes what it may do).
+
+    ``user``: a leading ``/`` in its path rules is rooted at ``~/.claude``
+    (Claude Code's ``getSettingsRootPathForSource``); ``managed``: highest
+    precedence, and its ``disableAllHooks`` also turns off managed hooks.
+    """
+
+    path: Path = attrs.field(converter=_to_path)
+    scope: SettingsScope = "other"
+
+    def __fspath__(self) -> str:
+        return os.fspath(self.path)
+
+
+SettingsSource: TypeAlias = str | os.PathLike[str] | Mapping[str, object] | SettingsFile
+
+MANAGED_SETTINGS_DIR = (
+    Path("/Library/Application Support/ClaudeCode")
+    if sys.platform == "darwin"
+    else Path("/etc/claude-code")
+)
+"""Where managed (organisation) settings live: Claude Code's ``getManagedFilePath``."""
+
+CLAUDE_CODE_TOOLS = (
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "BashOutput",
+    "Edit",
+    "ExitPlanMode",
+    "Glob",
+    "Grep",
+    "KillBash",
+    "KillShell",
+    "LS",
+    "MultiEdit",
+    "NotebookEdit",
+    "NotebookRead",
+    "Read",
+    "Skill",
+    "SlashCommand",
+    "Task",
+    "TodoWrite",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+)
+"""Claude Code's tool names: a rule naming a near miss of one gets a warning."""
+
+_PATH_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep"})
+_PERMISSION_KEYS = (
+    "allow",
+    "ask",
+    "deny",
+    "defaultMode",
+    "additionalDirectories",
+    "disableBypassPermissionsMode",
+    "disableAutoMode",
+)
+_CLAUDE_CODE_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
+_TOP_LEVEL_KEYS = (
+    "$schema",
+    "additionalDirectories",
+    "advisorModel",
+    "agent",
+    "allowManagedHooksOnly",
+    "allowManagedMcpServersOnly",
+    "allowManagedPermissionRulesOnly",
+    "allowedChannelPlugins",
+    "allowedHttpHookUrls",
+    "allowedMcpServers",
+    "alwaysThinkingEnabled",
+    "apiKeyHelper",
+    "attribution",
+    "autoDreamEnabled",
+    "autoMemoryDirectory",
+    "autoMemoryEnabled",
+    "autoUpdates",
+    "autoUpdatesChannel",
+    "availableModels",
+    "awsAuthRefresh",
+    "awsCredentialExport",
+    "blockedMarketplaces",
+    "channelsEnabled",
+    "claudeMdExcludes",
+    "cleanupPeriodDays",
+    "companyAnnouncements",
+    "defaultShell",
+    "deniedMcpServers",
+    "disableAllHooks",
+    "disabledMcpjsonServers",
+    "effortLevel",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "enabledPlugins",
+    "env",
+    "extraKnownMarketplaces",
+    "fastMode",
+    "fastModePerSessionOptIn",
+    "feedbackSurveyRate",
+    "fileSuggestion",
+    "forceLoginMethod",
+    "forceLoginOrgUUID",
+    "gcpAuthRefresh",
+    "hooks",
+    "httpHookAllowedEnvVars",
+    "includeCoAuthoredBy",
+    "includeGitInstructions",
+    "language",
+    "minimumVersion",
+    "model",
+    "modelOverrides",
+    "modelType",
+    "otelHeadersHelper",
+    "outputStyle",
+    "permissions",
+    "plansDirectory",
+    "pluginConfigs",
+    "pluginTrustMessage",
+    "prefersReducedMotion",
+    "promptSuggestionEnabled",
+    "remote",
+    "respectGitignore",
+    "sandbox",
+    "showClearContextOnPlanAccept",
+    "showThinkingSummaries",
+    "skipDangerousModePermissionPrompt",
+    "skipWebFetchPreflight",
+    "spinnerTipsEnabled",
+    "spinnerTipsOverride",
+    "spinnerVerbs",
+    "sshConfigs",
+    "statusLine",
+    "strictKnownMarketplaces",
+    "strictPluginOnlyCustomization",
+    "syntaxHighlightingDisabled",
+    "terminalTitleFromRename",
+    "theme",
+    "worktree",
+)
+"""Claude Code's top-level settings keys (its settings schema); trioexec reads
+``permissions``, ``hooks`` and ``disableAllHooks`` and ignores the others."""
 
 
 @attrs.frozen
 class Settings:
     """The merged ``permissions`` and ``hooks`` of one or more settings sources.
 
-    ``mode`` is None when no source sets ``permissions.defaultMode``.
+    Attributes:
+        permissions: the merged rules, under ``mode`` (or ``default``).
+        hooks: the hooks in force (``disableAllHooks`` already applied).
+        mode: None when no source sets ``permissions.defaultMode``.
+        problems: one line per problem found (``{source}: {field}: {problem}``),
+            in the order found; each was also logged on ``trioexec.settings``.
+        sources: the name of each source read, lowest precedence first.
+        disable_all_hooks: the merged ``disableAllHooks``.
     """
 
     permissions: PermissionContext = attrs.field(factory=PermissionContext)
     hooks: HookSet = attrs.field(factory=HookSet)
     mode: PermissionMode | None = None
+    problems: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    disable_all_hooks: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        """The effective settings as Claude Code's JSON (what ``settings check`` prints)."""
+        hooks: dict[str, list[object]] = {}
+        for entry in self.hooks.entries:
+            handler: dict[str, object] = {"type": "command", "command": entry.label}
+            if isinstance(entry.hook, HttpHook):
+                handler = {"type": "http", "url": entry.hook.url}
+            handler["timeout"] = entry.timeout
+            if entry.condition is not None:
+                handler["if"] = entry.condition
+            if entry.run_async:
+                handler["async"] = True
+            group = {"matcher": entry.matcher or "", "hooks": [handler]}
+            hooks.setdefault(entry.event, []).append(group)
+        permissions = self.permissions
+        return {
+            "permissions": {
+                "allow": [str(r) for r in permissions.allow],
+                "ask": [str(r) for r in permissions.ask],
+                "deny": [str(r) for r in permissions.deny],
+                "defaultMode": _claude_code_mode(permissions.mode),
+            },
+            "hooks": hooks,
+            "disableAllHooks": self.disable_all_hooks,
+        }
+
+
+def _claude_code_mode(mode: PermissionMode) -> str:
+    from ._permission_context import claude_code_mode_name
+
+    return claude_code_mode_name(mode)
+
+
+def managed_settings_paths(managed_dir: Path | None = None) -> tuple[SettingsFile, ...]:
+    """The managed settings files that exist: ``managed-settings.json``, then drop-ins.
+
+    ``managed_dir`` defaults to :data:`MANAGED_SETTINGS_DIR`; the drop-ins are
+    ``managed-settings.d/*.json`` in name order (later ones win), as Claude
+    Code merges them.
+    """
+    base = managed_dir if managed_dir is not None else MANAGED_SETTINGS_DIR
+    found = []
+    main = base / "managed-settings.json"
+    if main.is_file():
+        found.append(SettingsFile(main, "managed"))
+    drop_ins = base / "managed-settings.d"
+    if drop_ins.is_dir():
+        found += [
+            SettingsFile(p, "managed")
+            for p in sorted(drop_ins.glob("*.json"))
+            if p.is_file() and not p.name.startswith(".")
+        ]
+    return tuple(found)
 
 
 def default_settings_paths(
-    cwd: Path | None = None, *, home: Path | None = None
-) -> tuple[Path, ...]:
+    cwd: Path | None = None, *, home: Path | None = None, managed_dir: Path | None = None
+) -> tuple[SettingsFile, ...]:
     """The standard settings files that exist, lowest precedence first.
 
     ``~/.claude/settings.json`` (user), ``{cwd}/.claude/settings.json``
-    (project), ``{cwd}/.claude/settings.local.json`` (local).
+    (project), ``{cwd}/.claude/settings.local.json`` (local), then the
+    managed files (:func:`managed_settings_paths` of ``managed_dir``).
     """
     cwd = cwd if cwd is not None else Path.cwd()
     home = home if home is not None else Path.home()
     candidates = (
-        home / ".claude" / "settings.json",
-        cwd / ".claude" / "settings.json",
-        cwd / ".claude" / "settings.local.json",
+        SettingsFile(home / ".claude" / "settings.json", "user"),
+        SettingsFile(cwd / ".claude" / "settings.json", "project"),
+        SettingsFile(cwd / ".claude" / "settings.local.json", "local"),
     )
-    return tuple(path for path in candidates if path.is_file())
+    found = tuple(file for file in candidates if file.path.is_file())
+    return found + managed_settings_paths(managed_dir)
+
+
+@attrs.define
+class _Merge:
+    allow: list[PermissionRule] = attrs.field(factory=list)
+    ask: list[PermissionRule] = attrs.field(factory=list)
+    deny: list[PermissionRule] = attrs.field(factory=list)
+    hooks: HookSet = attrs.field(factory=HookSet)
+    managed_hooks: HookSet = attrs.field(factory=HookSet)
+    mode: PermissionMode | None = None
+    disable_all: bool | None = None
+    managed_disable_all: bool = False
+    problems: list[str] = attrs.field(factory=list)
+    names: list[str] = attrs.field(factory=list)
 
 
 def load_settings(*sources: SettingsSource) -> Settings:
     """Load and merge settings files (paths) and already-parsed settings (mappings).
 
+    A :class:`SettingsFile` brings its scope (``default_settings_paths``
+    returns them); a plain path or mapping counts as a project-like source.
+
     Raises:
         ConfigurationError: a file cannot be read or is not JSON, or a field
-            is malformed; the message names the source and the field.
+            has the wrong type; the message names the source and the field.
     """
-    allow: list[PermissionRule] = []
-    ask: list[PermissionRule] = []
-    deny: list[PermissionRule] = []
-    hooks = HookSet()
-    mode: PermissionMode | None = None
+    merge = _Merge()
     for number, source in enumerate(sources, start=1):
+        scope: SettingsScope = "other"
+        if isinstance(source, SettingsFile):
+            scope = source.scope
         if isinstance(source, Mapping):
             name, data = f"<settings #{number}>", source
         else:
             name, data = os.fspath(source), _read_json(source)
-        section = data.get("permissions")
-        if section is not None:
-            if not isinstance(section, Mapping):
-                raise ConfigurationError(f"{name}: permissions: expected an object")
-            for behavior, into in (("allow", allow), ("ask", ask), ("deny", deny)):
-                for rule in _rules(section, behavior, name):
-                    if rule not in into:
-                        into.append(rule)
-            mode = _mode(section, name) or mode
-        if "hooks" in data:
-            hooks += HookSet.from_settings(data, source=name)
-    permissions = PermissionContext(allow=allow, ask=ask, deny=deny, mode=mode or "default")
-    return Settings(permissions, hooks, mode)
+        merge.names.append(name)
+        _load_one(merge, data, name, scope, source)
+    hooks = merge.hooks + merge.managed_hooks
+    if merge.managed_disable_all:
+        hooks = HookSet()
+    elif merge.disable_all:
+        hooks = merge.managed_hooks
+    permissions = PermissionContext(
+        allow=merge.allow, ask=merge.ask, deny=merge.deny, mode=merge.mode or "default"
+    )
+    return Settings(
+        permissions,
+        hooks,
+        merge.mode,
+        tuple(merge.problems),
+        tuple(merge.names),
+        bool(merge.disable_all or merge.managed_disable_all),
+    )
+
+
+def _load_one(
+    merge: _Merge,
+    data: Mapping[str, object],
+    name: str,
+    scope: SettingsScope,
+    source: SettingsSource,
+) -> None:
+    def report(field: str, problem: str) -> None:
+        line = f"{name}: {field}: {problem}"
+        logger.warning("%s", line)
+        merge.problems.append(line)
+
+    for key in data:
+        if key not in _TOP_LEVEL_KEYS:
+            report(key, f"unknown setting{suggestion(key, _TOP_LEVEL_KEYS)}; it is ignored")
+    section = data.get("permissions")
+    if section is not None:
+        if not isinstance(section, Mapping):
+            raise ConfigurationError(f"{name}: permissions: expected an object")
+        for key in section:
+            if key not in _PERMISSION_KEYS:
+                hint = suggestion(key, _PERMISSION_KEYS)
+                report(f"permissions.{key}", f"unknown key{hint}; it is ignored")
+        root = _user_root(source) if scope == "user" else None
+        for behavior, into in (("allow", merge.allow), ("ask", merge.ask), ("deny", merge.deny)):
+            for rule in _rules(section, behavior, name, report, root):
+                if rule not in into:
+                    into.append(rule)
+        merge.mode = _mode(section, name, report) or merge.mode
+    disable = data.get("disableAllHooks")
+    if disable is not None:
+        if not isinstance(disable, bool):
+            raise ConfigurationError(f"{name}: disableAllHooks: expected true or false")
+        if scope == "managed":
+            merge.managed_disable_all = merge.managed_disable_all or disable
+        else:
+            merge.disable_all = disable
+    if "hooks" in data:
+        found = HookSet.from_settings(data, source=name, problems=merge.problems)
+        if scope == "managed":
+            merge.managed_hooks += found
+        else:
+            merge.hooks += found
+
+
+def _user_root(source: SettingsSource) -> Path | None:
+    """``~/.claude`` for a user settings file: where its leading-``/`` path rules are rooted."""
+    if isinstance(source, SettingsFile):
+        return source.path.parent
+    return None
 
 
 def _read_json(path: str | os.PathLike[str]) -> Mapping[str, object]:
     name = os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(name).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigurationError(f"{name}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
@@ -114,7 +430,13 @@ def _read_json(path: str | os.PathLike[str]) -> Mapping[str, object]:
     return data
 
 
-def _rules(section: Mapping[str, object], behavior: str, name: str) -> list[PermissionRule]:
+def _rules(
+    section: Mapping[str, object],
+    behavior: str,
+    name: str,
+    report: _Report,
+    user_root: Path | None,
+) -> list[PermissionRule]:
     raw = section.get(behavior)
     if raw is None:
         return []
@@ -128,18 +450,52 @@ def _rules(section: Mapping[str, object], behavior: str, name: str) -> list[Perm
                 f"{name}: {field}: expected a string, got {type(text).__name__}"
             )
         try:
-            rules.append(PermissionRule.parse(text))
+            rule = PermissionRule.parse(text)
         except ValueError as exc:
             raise ConfigurationError(f"{name}: {field}: {exc}") from None
+        _check_tool_name(rule, text, field, report)
+        rules.append(_rooted(rule, user_root))
     return rules
 
 
-def _mode(section: Mapping[str, object], name: str) -> PermissionMode | None:
-    """The source's mode; Claude Code modes trioexec does not have fall back to ``default``.
+def _check_tool_name(rule: PermissionRule, text: str, field: str, report: _Report) -> None:
+    """Warn when a rule names a near miss of a Claude Code tool (``bash``, ``Bsah``).
 
-    ``acceptEdits``, ``plan``, ``dontAsk`` (and modes added later) are valid in
-    Claude Code, so refusing them would break settings files that work there;
-    ``default`` is the mode that grants nothing by itself.
+    A name far from every Claude Code tool is taken as one of the
+    application's own tools (trioexec cannot know them when reading a file).
+    """
+    tool = rule.tool_name
+    if tool in CLAUDE_CODE_TOOLS or tool.startswith("mcp__"):
+        return
+    hint = suggestion(tool, CLAUDE_CODE_TOOLS)
+    if hint:
+        report(field, f"rule {text!r} names no Claude Code tool{hint}; it matches no call of one")
+
+
+def _rooted(rule: PermissionRule, user_root: Path | None) -> PermissionRule:
+    """A user-settings path rule ``Read(/x/**)`` as ``Read(//home/me/.claude/x/**)``.
+
+    Claude Code roots a leading ``/`` at the settings file's root: the
+    working directory for project, local and managed settings, ``~/.claude``
+    for user settings.  ``//`` (the file system root) and ``~/`` keep their meaning.
+    """
+    content = rule.content
+    if (
+        user_root is None
+        or content is None
+        or rule.tool_name not in _PATH_TOOLS
+        or not content.startswith("/")
+        or content.startswith("//")
+    ):
+        return rule
+    return PermissionRule(rule.tool_name, "/" + os.path.join(os.fspath(user_root), content[1:]))
+
+
+def _mode(section: Mapping[str, object], name: str, report: _Report) -> PermissionMode | None:
+    """The source's mode; a Claude Code mode trioexec does not have falls back to ``default``.
+
+    Refusing such a mode would break settings files that work in Claude
+    Code; ``default`` is the mode that grants nothing by itself.
     """
     raw = section.get("defaultMode")
     if raw is None:
@@ -150,10 +506,11 @@ def _mode(section: Mapping[str, object], name: str) -> PermissionMode | None:
         )
     mode = mode_from_name(raw)
     if mode is None:
-        logger.warning(
-            "%s: permissions.defaultMode: %r is not supported by trioexec; using 'default'",
-            name,
-            raw,
-        )
+        if raw in _CLAUDE_CODE_MODES:
+            problem = f"{raw!r} is not supported by trioexec; using 'default'"
+        else:
+            hint = suggestion(raw, _CLAUDE_CODE_MODES)
+            problem = f"unknown mode {raw!r}{hint}; using 'default'"
+        report("permissions.defaultMode", problem)
         return "default"
     return mode

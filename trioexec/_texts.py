@@ -33,6 +33,7 @@ __all__ = [
     "no_such_tool",
     "permission_denied_message",
     "permission_not_granted_message",
+    "plan_mode_denied_message",
     "read_denied_message",
     "sensitive_file_message",
     "sibling_error_message",
@@ -169,6 +170,15 @@ def read_denied_message(path: str) -> str:
 def edit_denied_message(path: str) -> str:
     """Answer when a deny rule covers the path a writing tool (Edit, Write) names."""
     return f"Permission to edit {path} has been denied."
+
+
+def plan_mode_denied_message(tool_name: str) -> str:
+    """Answer when ``plan`` mode refuses a call that could change something."""
+    return (
+        f"Permission to use {tool_name} has been denied because trioexec is running in plan "
+        "mode: only tools that change nothing may run. Plan first; the changes come after "
+        "the plan is approved."
+    )
 
 
 def permission_not_granted_message(tool_name: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
     "ToolOutput",
     "check_tool_name",
     "function_tool",
+    "is_mcp_tool",
     "tool_schema",
 ]
 
@@ -146,6 +148,9 @@ class Tool(Generic[InputT]):
     max_result_size_chars: float = 100_000
     is_deferred: bool = False
     """True when the tool's schema was not sent to the model (adds a hint to input errors)."""
+    is_mcp: bool = False
+    """True for a tool served by an MCP server (a name starting ``mcp__`` counts too):
+    a PostToolUse hook's ``updatedMCPToolOutput`` then replaces its output."""
     timeout: float | None = None
     """Seconds the ``call`` step may take in all (None: no limit); a run may override it."""
     idle_timeout: float | None = None
@@ -200,6 +205,14 @@ class Tool(Generic[InputT]):
         """Whether this call may run beside other safe calls.  Default: no."""
         return False
 
+    def is_read_only(self, input: InputT) -> bool:  # noqa: A002
+        """Whether this call changes nothing (no file, no process, no remote state).
+
+        ``plan`` mode runs only such calls.  Default: no, so a tool that does
+        not say is treated as one that changes things (it fails closed).
+        """
+        return False
+
     async def validate_input(self, input: InputT, ctx: CallContext) -> str | None:  # noqa: A002
         """Semantic check (layer 2b).  Return an error message, or None when valid."""
         return None
@@ -242,6 +255,46 @@ class Tool(Generic[InputT]):
         standard tools name what was denied, as Claude Code does: ``Permission
         to use Bash with command {command} has been denied.``, ``Permission to
         read {path} has been denied.``, ``Permission to edit {path} has been denied.``
+        """
+        return None
+
+    def observable_input(
+        self,
+        input: Mapping[str, JSONValue],  # noqa: A002
+        cwd: Path,
+    ) -> Mapping[str, JSONValue]:
+        """The input as hooks see it: declared paths made absolute.
+
+        As Claude Code's ``backfillObservableInput`` ("hooks.mdx documents
+        file_path as absolute; expand so hook allowlists can't be bypassed via
+        ~ or relative paths"): the field ``path_access`` declares (a path or a
+        list of paths) gets ``~`` expanded and is joined to ``cwd``, so a hook
+        that blocks ``/etc/*`` sees ``/etc/hostname``, never
+        ``../../etc/hostname``.  The tool itself still runs with the model's
+        input unless a hook or the application replaces it.  A tool without
+        ``path_access``: the input unchanged.  Must return a new mapping and
+        be idempotent.
+        """
+        access = self.path_access
+        raw = input.get(access.field) if access is not None else None
+        if access is None or raw is None:
+            return input
+        if isinstance(raw, str):
+            return {**input, access.field: _absolute(raw, cwd)} if raw else input
+        if isinstance(raw, list) and all(isinstance(item, str) for item in raw):
+            return {**input, access.field: [_absolute(str(item), cwd) for item in raw]}
+        return input
+
+    def tool_response(self, input: InputT, output: object) -> JSONValue:  # noqa: A002
+        """The object PostToolUse hooks receive as ``tool_response``.
+
+        ``output`` is what :meth:`call` returned (inside a :class:`ToolOutput`:
+        its ``value``).  None (the default): hooks receive the result content
+        as the API would (a string, or a list of blocks).  The standard tools
+        return Claude Code's output objects (Bash: ``{stdout, stderr,
+        interrupted, isImage}``; Write: ``{type, filePath, content,
+        structuredPatch, originalFile}``; ...), so ``jq '.tool_response.stdout'``
+        works as it does there.
         """
         return None
 
@@ -288,6 +341,16 @@ class Tool(Generic[InputT]):
 
     def __repr__(self) -> str:
         return f"<Tool {getattr(self, 'name', '?')!r}>"
+
+
+def _absolute(raw: str, cwd: Path) -> str:
+    """``raw`` with ``~`` expanded, joined to ``cwd``, normalised (no file system access)."""
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
+
+
+def is_mcp_tool(tool: Tool[Any]) -> bool:
+    """Whether ``tool`` is served by an MCP server (``is_mcp``, or a name starting ``mcp__``)."""
+    return bool(getattr(tool, "is_mcp", False)) or tool.name.startswith("mcp__")
 
 
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")

@@ -14,8 +14,10 @@ from .._file_access import path_rule_covers as _path_rule_covers
 from .._texts import edit_denied_message, read_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, Tool
 from ._paths import OutsideRootError, absolute_path, resolve_path
+from ._responses import reported_response
 
 if TYPE_CHECKING:
+    from .._models import JSONValue
     from .._rules import RuleBehavior
 
 __all__ = [
@@ -29,6 +31,9 @@ __all__ = [
     "write_text",
     "written_message",
 ]
+
+if TYPE_CHECKING:
+    from .._models import JSONValue
 
 InputT = TypeVar("InputT")
 
@@ -202,6 +207,10 @@ class PathTool(Tool[InputT]):
         """
         return _path_rule_covers(content, self.input_path(input) or ".", ctx.cwd, behavior=behavior)
 
+    def tool_response(self, input: InputT, output: object) -> JSONValue:  # noqa: A002
+        """The output object the call reported (:mod:`~trioexec.tools._responses`)."""
+        return reported_response(output)
+
     def rule_denial_message(self, input: InputT, ctx: CallContext) -> str:  # noqa: A002
         """``Permission to read {path} has been denied.`` (``edit`` for a writing tool).
 
@@ -210,13 +219,21 @@ class PathTool(Tool[InputT]):
         path = str(absolute_path(self.input_path(input) or ".", ctx.cwd))
         return read_denied_message(path) if self.read_only else edit_denied_message(path)
 
+    def is_read_only(self, input: InputT) -> bool:  # noqa: A002
+        """Read, Glob and Grep change nothing; Write and Edit do."""
+        return self.read_only
+
     async def check_permissions(self, input: InputT, ctx: CallContext) -> PermissionResult:  # noqa: A002
         """Reads inside the working directory (symlinks followed) are allowed; the rest passes.
 
-        Writes always pass through, so the permission chain (rules, mode, the
-        application) decides them.
+        Writes pass through, so the permission chain (rules, mode, the
+        application) decides them, except in ``acceptEdits`` mode: there an
+        edit inside the working directory (symlinks followed) is allowed, as
+        Claude Code's "allow all writes in original cwd" does.  Deny and ask
+        rules still come first.
         """
-        if self.read_only:
+        accepting = ctx.permissions is not None and ctx.permissions.mode == "acceptEdits"
+        if self.read_only or accepting:
             path = await resolve_path(self.input_path(input) or ".", cwd=ctx.cwd, root=None)
             if path.is_relative_to(await resolve_path(".", cwd=ctx.cwd, root=None)):
                 return PermissionResult.allow()

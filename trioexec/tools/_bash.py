@@ -23,10 +23,12 @@ from .._texts import command_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from ._bash_classifier import is_read_only_command
 from ._bash_paths import judge_paths, needs_worker_thread
+from ._responses import Reported, reported_response
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from .._models import JSONObject, JSONValue
     from .._rules import RuleBehavior
 
 __all__ = [
@@ -151,6 +153,10 @@ class BashTool(Tool[BashInput]):
     def is_concurrency_safe(self, input: BashInput) -> bool:  # noqa: A002
         return is_read_only_command(input.command)
 
+    def is_read_only(self, input: BashInput) -> bool:  # noqa: A002
+        """The read-only classifier's answer (what it cannot read with certainty is not)."""
+        return is_read_only_command(input.command)
+
     async def validate_input(self, input: BashInput, ctx: CallContext) -> str | None:  # noqa: A002
         if not input.command.strip():
             return "command is empty"
@@ -269,7 +275,19 @@ class BashTool(Tool[BashInput]):
             )
         if result.exit_code != 0:
             raise ShellError(result.exit_code, result.stdout, result.stderr)
-        return "\n".join(p for p in (result.stdout.rstrip(), result.stderr.rstrip()) if p)
+        stdout, stderr = result.stdout.rstrip(), result.stderr.rstrip()
+        text = "\n".join(p for p in (stdout, stderr) if p)
+        response: JSONObject = {
+            "stdout": stdout,
+            "stderr": stderr,
+            "interrupted": False,
+            "isImage": False,
+        }
+        return Reported(text, response)
+
+    def tool_response(self, input: BashInput, output: object) -> JSONValue:  # noqa: A002
+        """``{stdout, stderr, interrupted, isImage}``, as Claude Code's Bash reports it."""
+        return reported_response(output)
 
 
 def _duration(ms: int) -> str:

@@ -19,10 +19,12 @@ from ._base import (
     write_text,
     written_message,
 )
+from ._responses import Reported, structured_patch
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from .._models import JSONObject
     from .._tool import CallContext, ProgressSender
 
 __all__ = ["EditInput", "EditTool", "apply_edit"]
@@ -154,13 +156,24 @@ class EditTool(PathTool[EditInput]):
         denial = denial_before_validation(self, input, ctx)
         if denial is not None:  # the path changed (a symlink swapped) since it was allowed
             raise FileToolError(denial)
-        outcome = await trio.to_thread.run_sync(functools.partial(_edit, path, input))
+        original, outcome = await trio.to_thread.run_sync(functools.partial(_edit, path, input))
         if outcome.replaced > 1:
-            return (
+            text = (
                 f"The file {input.file_path} has been updated. "
                 f"All {outcome.replaced} occurrences were replaced."
             )
-        return written_message(input.file_path, created=outcome.replaced == 0)
+        else:
+            text = written_message(input.file_path, created=outcome.replaced == 0)
+        response: JSONObject = {
+            "filePath": input.file_path,
+            "oldString": input.old_string,
+            "newString": input.new_string,
+            "originalFile": original or "",
+            "structuredPatch": structured_patch(original or "", outcome.text),
+            "userModified": False,
+            "replaceAll": input.replace_all,
+        }
+        return Reported(text, response)
 
 
 def _load(path: Path, shown: str) -> str | None:
@@ -183,10 +196,14 @@ def _load(path: Path, shown: str) -> str | None:
         ) from None
 
 
-def _planned_edit(path: Path, input: EditInput) -> EditOutcome:  # noqa: A002
-    """Load the file and apply the edit in memory (validation runs only this)."""
+def _planned_edit(
+    path: Path,
+    input: EditInput,  # noqa: A002
+    original: str | None = None,
+) -> EditOutcome:
+    """Load the file (unless given) and apply the edit in memory (validation runs only this)."""
     return apply_edit(
-        _load(path, input.file_path),
+        _load(path, input.file_path) if original is None else original,
         input.old_string,
         input.new_string,
         replace_all=input.replace_all,
@@ -194,7 +211,9 @@ def _planned_edit(path: Path, input: EditInput) -> EditOutcome:  # noqa: A002
     )
 
 
-def _edit(path: Path, input: EditInput) -> EditOutcome:  # noqa: A002
-    outcome = _planned_edit(path, input)
+def _edit(path: Path, input: EditInput) -> tuple[str | None, EditOutcome]:  # noqa: A002
+    """The file's old text (None: it did not exist) and the edit, written."""
+    original = _load(path, input.file_path)
+    outcome = _planned_edit(path, input, original)
     write_text(path, outcome.text, input.file_path)
-    return outcome
+    return original, outcome

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,7 @@ from ._base import FileToolError, PathTool
 from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic
 from ._ignore import FileSelection, is_hidden_pattern, walk_selected
 from ._paths import OutsideRootError, display_path, resolve_path, resolve_sync
+from ._responses import Reported, glob_response
 from ._ripgrep import RipgrepChoice, rg_files, ripgrep_binary
 
 if TYPE_CHECKING:
@@ -130,6 +132,7 @@ class GlobTool(PathTool[GlobInput]):
         Raises:
             FileToolError: the directory or the pattern is unusable.
         """
+        started = time.monotonic()
         searches, cwd = await self._plan(input, ctx)
         rg = ripgrep_binary(self.ripgrep)
         listings: list[list[str] | None] = []
@@ -141,9 +144,14 @@ class GlobTool(PathTool[GlobInput]):
                 )
             listings.append(listed)
         hidden = read_filter(self, ctx, input.path)
-        return await trio.to_thread.run_sync(
+        text = await trio.to_thread.run_sync(
             functools.partial(_run, searches, listings, cwd, hidden)
         )
+        took = round((time.monotonic() - started) * 1000)
+        response = glob_response(
+            text, no_files=NO_FILES, truncated_note=TRUNCATED_NOTE, duration_ms=took
+        )
+        return Reported(text, response)
 
     async def _plan(self, input: GlobInput, ctx: CallContext) -> tuple[list[_Search], Path]:  # noqa: A002
         base = await self.resolve(input.path, ctx)

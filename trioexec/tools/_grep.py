@@ -28,6 +28,7 @@ from ._filetypes import UnknownFileTypeError, type_matcher
 from ._globs import GlobPatternError, compile_glob, expand_braces
 from ._ignore import FileSelection, is_hidden_pattern, walk_selected
 from ._paths import display_path
+from ._responses import Reported, grep_response
 from ._ripgrep import (
     MAX_FILE_BYTES,
     RipgrepChoice,
@@ -250,7 +251,8 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
                 )
             else:
                 listed = await rg_files(rg, job.target, hidden=job.hidden)
-        return await trio.to_thread.run_sync(job.run, listed)
+        text = await trio.to_thread.run_sync(job.run, listed)
+        return Reported(text, grep_response(text, grep.output_mode))
 
     async def _prepare(self, grep: GrepInput, ctx: CallContext) -> _Job:
         try:

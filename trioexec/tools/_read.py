@@ -19,12 +19,14 @@ import trio
 from .._models import ImageBlock
 from .._path_access import PathAccess
 from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary, open_regular
+from ._responses import Reported, reported_response
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
     from typing import BinaryIO
 
+    from .._models import JSONObject, JSONValue
     from .._tool import CallContext, ProgressSender
 
 __all__ = ["ReadInput", "ReadTool"]
@@ -72,6 +74,19 @@ class ReadInput:
     )
 
 
+def _image_response(block: ImageBlock) -> JSONValue:
+    """``{type: "image", file: {base64, type, originalSize}}`` for an image Read returned."""
+    data = block.source.get("data")
+    encoded = data if isinstance(data, str) else ""
+    size = len(encoded) * 3 // 4 - len(encoded[-2:]) + len(encoded[-2:].rstrip("="))
+    file: JSONObject = {
+        "base64": encoded,
+        "type": block.source.get("media_type"),
+        "originalSize": size,
+    }
+    return {"type": "image", "file": file}
+
+
 class ReadTool(PathTool[ReadInput]):
     """Read a text file (``cat -n`` style numbered lines) or an image.
 
@@ -98,6 +113,13 @@ class ReadTool(PathTool[ReadInput]):
 
     def input_path(self, input: ReadInput) -> str:  # noqa: A002
         return input.file_path
+
+    def tool_response(self, input: ReadInput, output: object) -> JSONValue:  # noqa: A002
+        """``{type: "text", file: {filePath, content, numLines, startLine, totalLines}}``,
+        or ``{type: "image", file: {base64, type, originalSize}}``, as in Claude Code."""
+        if isinstance(output, tuple) and output and isinstance(output[0], ImageBlock):
+            return _image_response(output[0])
+        return reported_response(output)
 
     async def validate_input(self, input: ReadInput, ctx: CallContext) -> str | None:  # noqa: A002
         if input.offset is not None and input.offset < 0:
@@ -148,7 +170,7 @@ def _check_readable(path: Path, shown: str) -> None:
 
 def _read(
     path: Path, shown: str, offset: int | None, limit: int | None
-) -> str | tuple[ImageBlock, ...]:
+) -> Reported | tuple[ImageBlock, ...]:
     _check_readable(path, shown)
     media_type = IMAGE_TYPES.get(path.suffix.lower())
     if media_type is not None:
@@ -180,10 +202,12 @@ def _lines(raw: BinaryIO) -> Iterator[bytes]:
         yield line
 
 
-def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) -> str:
+def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) -> Reported:
+    """The numbered window of the file; reports ``{type: "text", file: {...}}`` for hooks."""
     start = max(offset or 1, 1)
     window = limit if limit is not None else DEFAULT_LIMIT
     out: list[str] = []
+    plain: list[str] = []
     chars = 0
     line_count = 0
     cut_short = False
@@ -197,6 +221,7 @@ def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) ->
                 continue
             if len(out) >= window:
                 cut_short = limit is None
+                line_count = number + _count_rest(raw)
                 break
             body = raw_line.decode("utf-8", errors="replace").rstrip("\n").removesuffix("\r")
             if len(body) > MAX_LINE_CHARS:
@@ -204,21 +229,43 @@ def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) ->
             entry = f"{number:>6}\t{body}"
             if out and chars + len(entry) + 1 > MAX_OUTPUT_CHARS:
                 cut_short = True
+                line_count = number + _count_rest(raw)
                 break
             out.append(entry)
+            plain.append(body)
             chars += len(entry) + 1
+
+    def reported(text: str) -> Reported:
+        file: JSONObject = {
+            "filePath": shown,
+            "content": "\n".join(plain),
+            "numLines": len(plain),
+            "startLine": start,
+            "totalLines": line_count,
+        }
+        return Reported(text, {"type": "text", "file": file})
+
     if line_count == 0:
-        return EMPTY_FILE_WARNING
+        return reported(EMPTY_FILE_WARNING)
     if not out:
-        return (
+        return reported(
             "<system-reminder>Warning: the file exists but is shorter than the provided "
             f"offset ({start}). The file has {line_count} lines.</system-reminder>"
         )
-    body = "\n".join(out)
+    text = "\n".join(out)
     if cut_short:
         last = start + len(out) - 1
-        body += (
+        text += (
             f"\n\n(Showing lines {start}-{last}; the file has more. "
             f"Use offset={last + 1} to read on.)"
         )
-    return body
+    return reported(text)
+
+
+def _count_rest(raw: BinaryIO) -> int:
+    """How many lines are left in ``raw`` (checking for cancellation as it goes)."""
+    count = 0
+    for count, _ in enumerate(_lines(raw), 1):
+        if count % 1000 == 0:
+            trio.from_thread.check_cancelled()
+    return count

@@ -10,9 +10,13 @@ import trio
 
 from .._file_access import denial_before_validation
 from .._path_access import PathAccess
-from ._base import FileToolError, PathTool, write_text, written_message
+from ._base import FileToolError, PathTool, open_regular, write_text, written_message
+from ._responses import Reported, structured_patch
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .._models import JSONObject
     from .._tool import CallContext, ProgressSender
 
 __all__ = ["WriteInput", "WriteTool"]
@@ -76,7 +80,25 @@ class WriteTool(PathTool[WriteInput]):
         denial = denial_before_validation(self, input, ctx)
         if denial is not None:  # the path changed (a symlink swapped) since it was allowed
             raise FileToolError(denial)
-        created = await trio.to_thread.run_sync(
-            functools.partial(write_text, path, input.content, input.file_path)
+        original, created = await trio.to_thread.run_sync(
+            functools.partial(_write, path, input.content, input.file_path)
         )
-        return written_message(input.file_path, created=created)
+        response: JSONObject = {
+            "type": "create" if created else "update",
+            "filePath": input.file_path,
+            "content": input.content,
+            "structuredPatch": [] if created else structured_patch(original or "", input.content),
+            "originalFile": None if created else original,
+        }
+        return Reported(written_message(input.file_path, created=created), response)
+
+
+def _write(path: Path, content: str, shown: str) -> tuple[str | None, bool]:
+    """The file's old text (None: none, or not text) and whether the write created it."""
+    try:
+        with open_regular(path, shown) as file:
+            original: str | None = file.read().decode("utf-8", errors="replace")
+    except FileToolError:
+        original = None
+    created = write_text(path, content, shown)
+    return original, created

@@ -1,0 +1,92 @@
+"""``trioexec settings check [FILE...]``: every problem of the settings, then what is in force.
+
+Without files it checks the standard ones (user, project, local, managed;
+:func:`~trioexec._settings.default_settings_paths`).  It prints one line per
+problem (``{file}: {field}: {problem}``, the likely intended spelling named),
+then the effective merged settings as JSON, and exits 1 when there is a
+problem (a file that cannot be read or has a field of the wrong type counts),
+0 for clean settings.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._errors import ConfigurationError
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["add_settings_commands", "check_settings"]
+
+
+def add_settings_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``trioexec settings check``."""
+    settings = subparsers.add_parser(
+        "settings",
+        help="check Claude Code settings files (typos, unsupported hooks) and show the result",
+        description="Work with Claude Code settings files as trioexec reads them.",
+    )
+    commands = settings.add_subparsers(dest="settings_command", metavar="SUBCOMMAND")
+    check = commands.add_parser(
+        "check",
+        help="print every problem, then the effective merged settings; exit 1 on a problem",
+        description=(
+            "Load the settings files (default: ~/.claude/settings.json, .claude/settings.json, "
+            ".claude/settings.local.json and the managed settings) as trioexec does. Print one "
+            "line per problem (unknown keys and events, near-miss spellings, hook types "
+            "trioexec cannot run), then the effective merged settings as JSON. Exit status 1 "
+            "when there is a problem, 0 when the settings are clean."
+        ),
+    )
+    check.add_argument(
+        "files",
+        nargs="*",
+        type=Path,
+        metavar="FILE",
+        help="settings files, lowest precedence first",
+    )
+    check.set_defaults(func=_check, usage_parser=check)
+    settings.set_defaults(func=lambda _args: _usage(settings), usage_parser=settings)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _check(args: argparse.Namespace) -> int:
+    return check_settings(list(args.files))
+
+
+def check_settings(files: list[Path]) -> int:
+    """Check ``files`` (none: the standard ones); print problems and the merged settings.
+
+    Returns:
+        1 when there is a problem, else 0.
+    """
+    from ._settings import SettingsSource, default_settings_paths, load_settings
+
+    sources: list[SettingsSource] = [*files] if files else [*default_settings_paths()]
+    quiet = logging.getLogger("trioexec.settings")
+    was_propagating, silence = quiet.propagate, logging.NullHandler()
+    quiet.propagate = False  # the problems are printed once, below
+    quiet.addHandler(silence)
+    try:
+        settings = load_settings(*sources)
+    except ConfigurationError as exc:
+        print(exc)
+        return 1
+    finally:
+        quiet.removeHandler(silence)
+        quiet.propagate = was_propagating
+    for problem in settings.problems:
+        print(problem)
+    if not settings.sources:
+        print("no settings files found", file=sys.stderr)
+    print(json.dumps(settings.to_json(), indent=2))
+    return 1 if settings.problems else 0
