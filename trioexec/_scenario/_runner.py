@@ -43,7 +43,7 @@ from .._hooks import HookSet
 from .._models import JSONValue, ResultUpdate, ToolResult, Update
 from .._permission_context import PermissionContext
 from .._registry import ToolRegistry
-from .._streaming import open_streaming_executor
+from .._streaming import StreamingExecutor, open_streaming_executor
 from .._tool import PermissionResult
 from .._turn import Turn
 from ._report import RunEvent, ScenarioRun
@@ -268,81 +268,44 @@ async def _run_stream(
 
     steps = _timeline(scenario.calls, scenario.actions)
     last_call = max((i for i, (_, call, _) in enumerate(steps) if call is not None), default=-1)
-    application = trio.CancelScope()
+    application = trio.CancelScope()  # a ``deadline`` action cancels it
     context: Mapping[str, object] = {}
     stop_reason: str | None = None
+    opened: list[StreamingExecutor] = []
     with application:
-        context, stop_reason = await _stream_in(
-            scenario, registry, turn, start, options, steps, last_call, keep, application
-        )
+        try:
+            async with open_streaming_executor(
+                registry, result_order=scenario.result_order, **options
+            ) as executor:
+                opened.append(executor)
+                all_added = trio.Event()
+
+                async def drive() -> None:
+                    if last_call < 0:
+                        all_added.set()
+                    for index, (at, call, action) in enumerate(steps):
+                        await _settle_at(start, at)
+                        if call is not None:
+                            for each in call:
+                                executor.add_tool(each.tool_use())
+                            keep(executor.drain_nowait())
+                        if action is not None:
+                            _act(action, turn, executor.discard, application)
+                            keep(executor.drain_nowait())
+                        if index == last_call:
+                            all_added.set()
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(drive)
+                    await all_added.wait()
+                    async for update in executor.remaining():
+                        keep([update])
+                    nursery.cancel_scope.cancel(reason="scenario run complete")
+                context, stop_reason = executor.context, executor.stop_reason
+        finally:
+            if opened:  # whatever ended the run, keep what the executor released on the way out
+                keep(opened[0].drain_nowait())
     return released, context, stop_reason
-
-
-async def _stream_in(
-    scenario: Scenario,
-    registry: ToolRegistry,
-    turn: Turn,
-    start: float,
-    options: dict[str, Any],
-    steps: list[Step],
-    last_call: int,
-    keep: Callable[[Sequence[Update]], None],
-    application: trio.CancelScope,
-) -> tuple[Mapping[str, object], str | None]:
-    """The streaming run inside the application's scope (a ``deadline`` cancels it).
-
-    Whatever ends it, what the executor released on the way out is kept.
-    """
-    opened: list[Any] = []
-    try:
-        return await _stream_body(
-            scenario, registry, turn, start, options, steps, last_call, keep, application, opened
-        )
-    finally:
-        if opened:
-            keep(opened[0].drain_nowait())
-
-
-async def _stream_body(
-    scenario: Scenario,
-    registry: ToolRegistry,
-    turn: Turn,
-    start: float,
-    options: dict[str, Any],
-    steps: list[Step],
-    last_call: int,
-    keep: Callable[[Sequence[Update]], None],
-    application: trio.CancelScope,
-    opened: list[Any],
-) -> tuple[Mapping[str, object], str | None]:
-    async with open_streaming_executor(
-        registry, result_order=scenario.result_order, **options
-    ) as executor:
-        opened.append(executor)
-        all_added = trio.Event()
-
-        async def drive() -> None:
-            if last_call < 0:
-                all_added.set()
-            for index, (at, call, action) in enumerate(steps):
-                await _settle_at(start, at)
-                if call is not None:
-                    for each in call:
-                        executor.add_tool(each.tool_use())
-                    keep(executor.drain_nowait())
-                if action is not None:
-                    _act(action, turn, executor.discard, application)
-                    keep(executor.drain_nowait())
-                if index == last_call:
-                    all_added.set()
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(drive)
-            await all_added.wait()
-            async for update in executor.remaining():
-                keep([update])
-            nursery.cancel_scope.cancel(reason="scenario run complete")
-        return executor.context, executor.stop_reason
 
 
 Step = tuple[float, "list[CallSpec] | None", "ActionSpec | None"]
