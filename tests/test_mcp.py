@@ -331,7 +331,8 @@ async def test_a_server_that_never_answers_is_stopped_after_the_startup_timeout(
 ) -> None:
     pid_file = tmp_path / "silent.pid"
     script = (
-        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+        # A process that never speaks MCP: it waits for a signal (the client's stop).
+        f"import os, signal; open({str(pid_file)!r}, 'w').write(str(os.getpid())); signal.pause()"
     )
     config = {"silent": McpServerConfig(name="silent", command=sys.executable, args=("-c", script))}
     with trio.fail_after(20):
