@@ -29,6 +29,7 @@ import trio
 from ._call import Expiry, LimitKind
 from ._cancel import cancel_at_end_of_instant
 from ._errors import ConfigurationError
+from ._validation import is_time_limit
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -39,7 +40,7 @@ __all__ = ["TimeoutWatch", "ToolTimeouts", "resolve_limits"]
 def _limit(value: float | None) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+    if not is_time_limit(value):
         raise ConfigurationError(f"a time limit must be a number of seconds > 0, not {value!r}")
     return float(value)
 

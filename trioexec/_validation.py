@@ -121,9 +121,7 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
     schema = tool_schema(tool)
     for limit in ("timeout", "idle_timeout"):
         value = getattr(tool, limit, None)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
-        ):
+        if value is not None and not is_time_limit(value):
             raise ToolDefinitionError(
                 f"tool {name!r}: {limit} must be a number of seconds > 0 or None, not {value!r}"
             )
@@ -221,6 +219,11 @@ def _with_tuples_as_arrays(validator_class: type[Any]) -> type[Any]:
     )
     extended: type[Any] = jsonschema.validators.extend(validator_class, type_checker=checker)
     return extended
+
+
+def is_time_limit(value: object) -> bool:
+    """Whether ``value`` is a usable time limit: a number of seconds > 0 (not a bool, not NaN)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
 
 
 def input_error_text(tool: Tool[Any], error: InputError) -> str:
