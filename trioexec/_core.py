@@ -129,6 +129,16 @@ class RunCore:
         """The attempt was abandoned: nothing is released any more."""
         return self.cancellation.discarded
 
+    # ------------------------------------------------------------------ runtime seam
+
+    def now(self) -> float:
+        """The run's clock: trio's (the asyncio twin in ``benchmarks/`` reads its loop's)."""
+        return trio.current_time()
+
+    def new_call_scope(self) -> trio.CancelScope:
+        """A fresh scope for one call (the asyncio twin gives its own scope type)."""
+        return trio.CancelScope()
+
     # ------------------------------------------------------------------ the run
 
     @asynccontextmanager
@@ -244,7 +254,7 @@ class RunCore:
         self._stop_executing("user_interrupted")
         self._answer_queued("user_interrupted", but=but)
         if self._run_scope is not None:
-            cancel_at_end_of_instant(self._run_scope, trio.current_time())
+            cancel_at_end_of_instant(self._run_scope, self.now())
 
     # ------------------------------------------------------------------ calls
 
@@ -311,7 +321,7 @@ class RunCore:
     def mark_started(self, call: Call) -> None:
         """Move ``call`` to ``executing`` and give it its own scope."""
         call.state = "executing"
-        call.scope = trio.CancelScope()
+        call.scope = self.new_call_scope()
         call.context_at_start = self.context
         self._executing.add(call)
         if not call.safe:
@@ -561,14 +571,14 @@ class RunCore:
     # ------------------------------------------------------------ cancellation
 
     def _start_cascade(self, call: Call) -> None:
-        now = trio.current_time()
+        now = self.now()
         self.cancellation.start_cascade(call, now)
         self._stop_executing("sibling_error")
         self._answer_queued("sibling_error")
 
     def on_interrupt(self) -> None:
         """The turn was interrupted: stop ``"cancel"`` calls, answer unstartable ones."""
-        now = trio.current_time()
+        now = self.now()
         for call in list(self._executing):
             if call.interrupt_behavior == "cancel" and call.scope is not None:
                 if call.cancel_reason is None:
@@ -586,7 +596,7 @@ class RunCore:
 
     def discard(self) -> None:
         """Abandon the run: cancel executing calls, release nothing from now on."""
-        if not self.cancellation.discard(trio.current_time()):
+        if not self.cancellation.discard(self.now()):
             return
         # Nothing is released from now on: a finished call the gate was holding
         # is no longer in progress (an executing one leaves when its task ends).
@@ -605,7 +615,7 @@ class RunCore:
     def _stop_executing(self, reason: CancelReason) -> None:
         """Record why every executing call is being stopped (its scope is cancelled)."""
         self.cancellation.record_cause(reason)
-        now = trio.current_time()
+        now = self.now()
         for call in self._executing:
             if call.cancel_reason is None:
                 call.cancel_reason = reason
@@ -647,7 +657,7 @@ class RunCore:
         detail: str | None = None,
     ) -> None:
         if self.observers:
-            event = CallEvent(trio.current_time(), call.tool_use.id, kind, data, reason, detail)
+            event = CallEvent(self.now(), call.tool_use.id, kind, data, reason, detail)
             self.observers.call_event(event)
 
 
