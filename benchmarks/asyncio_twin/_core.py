@@ -23,25 +23,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import pathlib
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from trioexec._call import Call, CallOutcome, Expiry, LimitKind
 from trioexec._cancel import (
     DEFAULT_GRACE_PERIOD,
-    NEVER_STARTED_BATCH,
-    NEVER_STARTED_STREAMING,
     Cancellation,
     cancel_at_end_of_instant,
 )
-from trioexec._concurrency import resolve_max_concurrency
-from trioexec._core import RunCore, _raised_outcome
-from trioexec._events import ObserverSet
-from trioexec._lifecycle import CallEnv
-from trioexec._registry import ToolRegistry
+from trioexec._core import RunCore, _raised_outcome, new_run_core
 from trioexec._timeouts import ToolTimeouts
 from trioexec._turn import Turn as _TrioTurn
 
@@ -50,13 +43,11 @@ from ._loop import at_end_of_instant
 from ._scope import Scope, cancelling_scope
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-    from pathlib import Path
+    from collections.abc import AsyncIterator, Callable, Iterable
 
-    from trioexec._events import Observer
-    from trioexec._gate import ResultOrder
-    from trioexec._guard import GuardRails
+    from trioexec._lifecycle import CallEnv
     from trioexec._models import Update
+    from trioexec._registry import ToolRegistry
     from trioexec._texts import SyntheticTexts
     from trioexec._tool import Tool
 
@@ -243,8 +234,10 @@ class _TwinCancellation(Cancellation):
     scope through ``cancel_at_end_of_instant``, which a :class:`Scope` honours.
     """
 
-    def __init__(self, never_started_text: str, texts: SyntheticTexts) -> None:
-        super().__init__(never_started_text, texts)
+    def __init__(
+        self, never_started_text: str, texts: SyntheticTexts, *, partial_output: bool
+    ) -> None:
+        super().__init__(never_started_text, texts, partial_output=partial_output)
         self.turn_scope = Scope()  # type: ignore[assignment]
         self.sibling_scope = Scope()  # type: ignore[assignment]
 
@@ -267,11 +260,13 @@ class _TwinCancellation(Cancellation):
 class TwinRunCore(RunCore):
     """:class:`trioexec._core.RunCore` with asyncio underneath (see the module docstring)."""
 
-    def __init__(self, registry: ToolRegistry, **options: Any) -> None:  # noqa: ANN401
+    def __init__(self, registry: ToolRegistry, *, env: CallEnv, **options: Any) -> None:  # noqa: ANN401
         grace = options.get("grace_period", DEFAULT_GRACE_PERIOD)
-        super().__init__(registry, **options)
+        env = attrs.evolve(env, timeout_watch=TimeoutWatch())
+        super().__init__(registry, env=env, **options)
+        trio_side = self.cancellation
         self.cancellation = _TwinCancellation(
-            self.cancellation.never_started_text, self.cancellation.texts
+            trio_side.never_started_text, trio_side.texts, partial_output=trio_side.partial_output
         )
         self.watchdog = GraceWatchdog(grace, self._answer_overdue)  # type: ignore[assignment]
         self._send_queue: asyncio.Queue[object] | None = options.get("send")  # type: ignore[assignment]
@@ -423,40 +418,10 @@ def _delivered_by_a_scope() -> bool:
 def new_twin_core(
     tools: ToolRegistry | Iterable[Tool[Any]],
     *,
-    mode: Literal["batch", "stream"],
-    result_order: ResultOrder,
-    send: asyncio.Queue[object] | None,
     turn: Turn | None,
-    context: Mapping[str, object] | None,
-    max_concurrency: int | None,
-    guard: GuardRails | None,
-    cwd: Path | None,
-    session_dir: Path | None,
-    observers: Iterable[Observer],
-    grace_period: float | None,
-    synthetic_texts: SyntheticTexts = "claude-code",
-    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
+    **options: Any,  # noqa: ANN401
 ) -> TwinRunCore:
-    """trioexec's ``new_run_core`` for the twin (same defaults, the twin's watch and turn)."""
-    env = CallEnv(
-        observers=ObserverSet(observers),
-        cwd=cwd or pathlib.Path.cwd(),
-        session_dir=session_dir,
-        guard=guard,
-        timeout_watch=TimeoutWatch(),  # type: ignore[arg-type]
-        tool_timeouts=dict(tool_timeouts or {}),
-    )
-    batch = mode == "batch"
-    return TwinRunCore(
-        ToolRegistry.coerce(tools),
-        env=env,
-        turn=turn or Turn(),
-        context=dict(context or {}),
-        max_concurrency=resolve_max_concurrency(max_concurrency),
-        result_order=result_order,
-        send=send,
-        never_started_text=NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
-        defer_modifiers=batch,
-        grace_period=grace_period,
-        synthetic_texts=synthetic_texts,
-    )
+    """trioexec's ``new_run_core`` building a :class:`TwinRunCore` (same defaults and rules)."""
+    core = new_run_core(tools, turn=turn or Turn(), core_type=TwinRunCore, **options)
+    assert isinstance(core, TwinRunCore)
+    return core

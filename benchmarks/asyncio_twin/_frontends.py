@@ -19,6 +19,7 @@ from trioexec._cancel import DEFAULT_GRACE_PERIOD
 from trioexec._errors import ConfigurationError
 from trioexec._misuse import check_tool_use, checked_tool_uses
 from trioexec._partition import group_safe_runs
+from trioexec._policy import Policy, resolve_policy
 
 from ._core import END, Turn, TwinRunCore, new_twin_core
 
@@ -52,14 +53,15 @@ async def run_tools(
     observers: Iterable[Observer] = (),
     updates: asyncio.Queue[Any] | None = None,
     grace_period: float | None = DEFAULT_GRACE_PERIOD,
-    synthetic_texts: SyntheticTexts = "claude-code",
+    policy: Policy | None = None,
+    synthetic_texts: SyntheticTexts | None = None,
     tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
 ) -> RunOutcome:
     """trioexec's ``run_tools`` on asyncio: batch by batch, every call answered once.
 
     Args:
         tool_uses / tools / turn / context / max_concurrency / guard / cwd /
-            session_dir / observers / grace_period / synthetic_texts /
+            session_dir / observers / grace_period / policy / synthetic_texts /
             tool_timeouts: as for ``trioexec.run_tools`` (``turn`` is the
             twin's :class:`Turn`).
         updates: an unbounded ``asyncio.Queue`` receiving progress at once and
@@ -77,9 +79,9 @@ async def run_tools(
     if updates is not None and updates.maxsize > 0:
         raise ConfigurationError("the updates queue must be unbounded (maxsize 0)")
     core = new_twin_core(
-        tools, mode="batch", result_order="arrival", send=updates, turn=turn, context=context,
-        max_concurrency=max_concurrency, guard=guard, cwd=cwd, session_dir=session_dir,
-        observers=observers, grace_period=grace_period, synthetic_texts=synthetic_texts,
+        tools, mode="batch", policy=resolve_policy(policy, synthetic_texts=synthetic_texts),
+        send=updates, turn=turn, context=context, max_concurrency=max_concurrency, guard=guard,
+        cwd=cwd, session_dir=session_dir, observers=observers, grace_period=grace_period,
         tool_timeouts=tool_timeouts,
     )  # fmt: skip
     async with core.open_run():
@@ -152,7 +154,7 @@ class StreamingExecutor:
         if call.compiled is None:
             core.complete(call, unknown_tool_outcome(tool_use))
             return
-        reason = core.blocked_reason()
+        reason = core.blocked_reason(call)
         if reason is not None:
             core.complete_without_starting(call, reason)
         core.settle()
@@ -252,30 +254,27 @@ async def open_streaming_executor(
     context: Mapping[str, object] | None = None,
     max_concurrency: int | None = None,
     guard: GuardRails | None = None,
-    result_order: ResultOrder = "arrival",
+    policy: Policy | None = None,
+    result_order: ResultOrder | None = None,
     cwd: Path | None = None,
     session_dir: Path | None = None,
     observers: Iterable[Observer] = (),
     grace_period: float | None = DEFAULT_GRACE_PERIOD,
-    synthetic_texts: SyntheticTexts = "claude-code",
+    synthetic_texts: SyntheticTexts | None = None,
     tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
 ) -> AsyncIterator[StreamingExecutor]:
     """trioexec's ``open_streaming_executor`` on asyncio (same options and semantics).
 
     Raises:
-        ConfigurationError: an invalid ``max_concurrency`` or ``result_order``.
+        ConfigurationError: an invalid ``max_concurrency``, ``policy`` or ``result_order``.
         asyncio.CancelledError: the task was cancelled (every call answered first).
     """
-    if result_order not in ("arrival", "completion"):
-        raise ConfigurationError(
-            f"result_order must be 'arrival' or 'completion', not {result_order!r}"
-        )
+    run_policy = resolve_policy(policy, result_order=result_order, synthetic_texts=synthetic_texts)
     queue: asyncio.Queue[Any] = asyncio.Queue()
     core = new_twin_core(
-        tools, mode="stream", result_order=result_order, send=queue, turn=turn, context=context,
+        tools, mode="stream", policy=run_policy, send=queue, turn=turn, context=context,
         max_concurrency=max_concurrency, guard=guard, cwd=cwd, session_dir=session_dir,
-        observers=observers, grace_period=grace_period, synthetic_texts=synthetic_texts,
-        tool_timeouts=tool_timeouts,
+        observers=observers, grace_period=grace_period, tool_timeouts=tool_timeouts,
     )  # fmt: skip
     executor = StreamingExecutor(core, queue)
     try:
