@@ -43,7 +43,7 @@ from ._loop import at_end_of_instant
 from ._scope import Scope, cancelling_scope
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 
     from trioexec._lifecycle import CallEnv
     from trioexec._models import Update
@@ -351,23 +351,14 @@ class TwinRunCore(RunCore):
         return exit_error
 
     async def run_call(self, call: Call) -> None:
-        """Task body of one call: the asyncio lifecycle inside the call's own scope."""
-        scope = call.scope
-        assert isinstance(scope, Scope)
+        """Task body of one call: the asyncio lifecycle, in the call's scope if it has one."""
         outcome: CallOutcome | None = None
         try:
-            with scope:
-                outcome = await run_tool_use(
-                    call.tool_use,
-                    call.compiled,
-                    env=self.env,
-                    state=call.context_at_start or {},
-                    progress=lambda data: self.progress(call, data),
-                    on_returned=call.set_returned,
-                    on_timeout=lambda expiry: self._timed_out(call, expiry),
-                    admission=call.admission,
-                    answered=lambda: call.outcome is not None,
-                )
+            if call.scope is None:  # a "block" call: only the run's scopes stop it
+                outcome = await self._lifecycle(call)
+            else:
+                with call.scope:
+                    outcome = await self._lifecycle(call)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) and _delivered_by_a_scope():
                 self._note_outer_cancellation(exc)
@@ -381,6 +372,19 @@ class TwinRunCore(RunCore):
             self._finish_stopped(call)
         else:
             self.complete(call, outcome)
+
+    def _lifecycle(self, call: Call) -> Awaitable[CallOutcome | None]:
+        return run_tool_use(
+            call.tool_use,
+            call.compiled,
+            env=self.env,
+            state=call.context_at_start or {},
+            progress=lambda data: self.progress(call, data),
+            on_returned=call.set_returned,
+            on_timeout=lambda expiry: self._timed_out(call, expiry),
+            admission=call.admission,
+            answered=lambda: call.outcome is not None,
+        )
 
     def _note_outer_cancellation(self, exc: BaseException) -> None:
         if not isinstance(exc, asyncio.CancelledError):
