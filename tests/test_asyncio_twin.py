@@ -203,3 +203,83 @@ def test_the_streaming_executor_starts_calls_as_they_arrive_and_an_interrupt_sto
     assert (a.tool_use_id, a.content, a.is_error) == ("a", REJECT_MESSAGE, True)
     assert (b.tool_use_id, b.content) == ("b", "B")
     assert now == 1.0
+
+
+class _Stubborn(AsyncioScriptedTool):
+    """Ignores its first cancellation and finishes its sleep (a tool that shields itself)."""
+
+    async def wait(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + seconds
+        while loop.time() < end:
+            try:
+                await asyncio.sleep(end - loop.time())
+            except asyncio.CancelledError:
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+
+
+def test_a_call_that_ignores_its_cancellation_is_answered_after_the_grace_period() -> None:
+    async def main() -> tuple[list[tuple[float, str]], float]:
+        loop = asyncio.get_running_loop()
+        turn = Turn()
+        seen: list[tuple[float, str]] = []
+        tool = _Stubborn("Slow", interrupt_behavior="cancel")
+        async with open_streaming_executor([tool], turn=turn, grace_period=2.0) as executor:
+            executor.add_tool(ToolUse("a", "Slow", {"sleep": 10, "output": "late"}))
+            await asyncio.sleep(1)
+            turn.interrupt()
+            seen.extend(
+                [(loop.time(), str(u.result.content)) async for u in executor.remaining()]  # type: ignore[attr-defined]
+            )
+        return seen, loop.time()
+
+    seen, ended = _run(main)  # type: ignore[misc]
+    assert seen == [(3.0, REJECT_MESSAGE)]  # answered on its behalf, 2 s after the interrupt
+    assert ended == 10.0  # and its task was still awaited: nothing outlives the run
+
+
+def test_cancelling_the_task_from_outside_answers_every_call_and_propagates() -> None:
+    uses = [
+        ToolUse("a", "Read", {"sleep": 5}),
+        ToolUse("b", "Bash", {"command": "make", "sleep": 3}),
+    ]
+
+    async def main() -> list[object]:
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1):
+                await run_tools(uses, _tools(), updates=queue, synthetic_texts="trioexec")
+        return [queue.get_nowait() for _ in range(queue.qsize())]
+
+    updates = _run(main)
+    answered = [u.result for u in updates]  # type: ignore[attr-defined]
+    assert [r.tool_use_id for r in answered] == ["a", "b"]
+    assert all(r.is_error for r in answered)
+    assert all("Stopped by the application (task cancellation)" in str(r.content) for r in answered)
+
+
+class _Exits(AsyncioScriptedTool):
+    async def wait(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        raise SystemExit(3)
+
+
+def test_a_tool_raising_systemexit_stops_the_run_answers_every_call_and_it_propagates() -> None:
+    tools = [_Exits("Quit", concurrency_safe=True), *_tools()]
+    uses = [
+        ToolUse("a", "Read", {"sleep": 5, "output": "A"}),
+        ToolUse("q", "Quit", {"sleep": 1}),
+        ToolUse("c", "Bash", {"command": "ls", "output": "done at once"}),
+    ]
+
+    async def main() -> list[object]:
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        with pytest.raises(SystemExit):
+            await run_tools(uses, tools, updates=queue)
+        return [queue.get_nowait() for _ in range(queue.qsize())]
+
+    a, q, c = (u.result for u in _run(main))  # type: ignore[attr-defined]
+    assert (a.tool_use_id, a.content) == ("a", REJECT_MESSAGE)  # stopped with the run
+    assert (q.tool_use_id, q.is_error) == ("q", True)
+    assert "the tool raised SystemExit; the run was stopped" in str(q.content)
+    assert (c.tool_use_id, c.content) == ("c", "done at once")  # it had finished already
