@@ -8,9 +8,11 @@ so ``Bash`` calls them in a worker thread.
 
 from __future__ import annotations
 
+import functools
 import glob
 import itertools
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,14 +55,51 @@ class ReadCheck:
     """A word whose value the shell computes (or too many names to check): as written."""
 
 
+@attrs.frozen
+class _Plan:
+    """What a command line names, read once per line: no file system fact is kept here.
+
+    Everything in it follows from the text of the command alone (the analysis
+    and the tables of what commands do), so it is cached per command; every
+    check of what those names are on disk runs again on each call.
+    """
+
+    names: tuple[Word, ...]
+    """Every word that may name a file the line reads (see :func:`_names`)."""
+    moves: tuple[str, ...] | None
+    """The ``cd``/``pushd`` targets in order (None: one the shell computes)."""
+    writes: tuple[Word, ...]
+    """Every file the line is known to write (see :func:`write_target_words`)."""
+    globs: bool
+    """A name is an unquoted glob or brace expansion: checking it expands it."""
+    allowable: bool
+    """Read-only and lexically inside the working directory: only the disk can say no."""
+    inside: tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]] | None
+    """For :func:`resolves_inside`: ``(word, name)`` pairs and the ``cd`` targets of the
+    classifier's reading of the line (None: it does not read it)."""
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(command: str) -> _Plan:
+    analyses = _analyses(command)
+    names = tuple(_names(analyses))
+    return _Plan(
+        names,
+        _moves(analyses),
+        tuple(_write_targets(analyses)),
+        any(word.expands for word in names),
+        is_read_only_command(command) and stays_in_working_directory(command),
+        _inside_names(command),
+    )
+
+
 def _analyses(command: str) -> list[ShellAnalysis]:
     analysis = analyse(command)
     return [analysis, *nested_scripts(analysis)]
 
 
-def _bases(analyses: list[ShellAnalysis], cwd: Path) -> list[str] | None:
-    """The directories a relative name may be resolved against: cwd and every ``cd`` target."""
-    bases = [str(cwd)]
+def _moves(analyses: list[ShellAnalysis]) -> tuple[str, ...] | None:
+    targets: list[str] = []
     for analysis in analyses:
         for command in analysis.commands:
             words = command.words
@@ -68,10 +107,20 @@ def _bases(analyses: list[ShellAnalysis], cwd: Path) -> list[str] | None:
                 target = words[-1]
                 if not target.static or target.expands:
                     return None
-                moved = [os.path.join(base, os.path.expanduser(target.text)) for base in bases]
-                bases.extend(moved)
-                if len(bases) > _MAX_BASES:
-                    return None
+                targets.append(target.text)
+    return tuple(targets)
+
+
+def _bases(moves: tuple[str, ...] | None, cwd: Path) -> list[str] | None:
+    """The directories a relative name may be resolved against: cwd and every ``cd`` target."""
+    if moves is None:
+        return None
+    bases = [str(cwd)]
+    for target in moves:
+        moved = [os.path.join(base, os.path.expanduser(target)) for base in bases]
+        bases.extend(moved)
+        if len(bases) > _MAX_BASES:
+            return None
     return list(dict.fromkeys(bases))
 
 
@@ -115,11 +164,11 @@ def denied_read(command: str, cwd: Path, rules: tuple[str, ...]) -> ReadCheck:
     read what is inside.  A word the shell computes (``$F``, ``$(...)``) cannot
     be checked: it is returned as ``unknown``.
     """
-    analyses = _analyses(command)
-    bases = _bases(analyses, cwd)
+    plan = _plan(command)
+    bases = _bases(plan.moves, cwd)
     if bases is None:
         return ReadCheck(unknown="cd")
-    for word in _names(analyses):
+    for word in plan.names:
         if not word.static:
             return ReadCheck(unknown=word.raw or word.text)
         for base in bases:
@@ -183,8 +232,12 @@ def write_target_words(command: str) -> list[Word]:
     """Every file ``command`` is known to write: output redirections and the targets of
     ``tee``, ``sort -o``, ``sed -i``, ``cp``... in every command the line may run,
     those in ``-c`` scripts included."""
+    return list(_plan(command).writes)
+
+
+def _write_targets(analyses: list[ShellAnalysis]) -> list[Word]:
     targets: list[Word] = []
-    for analysis in _analyses(command):
+    for analysis in analyses:
         targets.extend(r.target or Word("", static=False) for r in analysis.redirects if r.writes)
         for view in command_views(analysis):
             if view is not UNSURE:
@@ -202,9 +255,11 @@ def protected_write_target(command: str, cwd: Path) -> tuple[str, str | None] | 
     redirection writes into it).  A target the shell computes (``> $F``,
     ``> *.log``) cannot be judged: ``(as written, None)``.
     """
-    analyses = _analyses(command)
-    bases = _bases(analyses, cwd)
-    for target in write_target_words(command):
+    plan = _plan(command)
+    if not plan.writes:
+        return None
+    bases = _bases(plan.moves, cwd)
+    for target in plan.writes:
         if target.static and not target.expands and target.text == "/dev/null":
             continue
         if not target.static or target.expands or not target.text or bases is None:
@@ -247,24 +302,19 @@ def judge_paths(command: str, cwd: Path, read_rules: tuple[str, ...]) -> Permiss
         else:
             message = sensitive_file_message(path)
         return PermissionResult.ask(message, safety_check=True)
-    if (
-        is_read_only_command(command)
-        and stays_in_working_directory(command)
-        and resolves_inside(command, cwd)
-    ):
+    if _plan(command).allowable and resolves_inside(command, cwd):
         return PermissionResult.allow()
     return PermissionResult.passthrough()
 
 
 def needs_worker_thread(command: str, cwd: Path, *, walks: bool) -> bool:
     """Whether :func:`judge_paths` may glob, or (``walks``) walk a directory the command names."""
-    analyses = _analyses(command)
-    for word in _names(analyses):
-        if word.expands:
-            return True
-        if walks and word.static and os.path.isdir(os.path.join(cwd, word.text)):
-            return True
-    return False
+    plan = _plan(command)
+    if plan.globs:
+        return True
+    return walks and any(
+        word.static and os.path.isdir(os.path.join(cwd, word.text)) for word in plan.names
+    )
 
 
 def resolves_inside(command: str, cwd: Path) -> bool:
@@ -274,11 +324,90 @@ def resolves_inside(command: str, cwd: Path) -> bool:
     ``cd`` may have moved to (a failed ``cd`` leaves the old one).  Unquoted
     globs are expanded (a bracket expression, or too many matches, means
     False).  Unsure means False, so the call is asked about.
+
+    Each call looks at the disk afresh (nothing it finds there is kept): a
+    relative name without ``..`` whose every component is ``lstat``-ed and
+    found to be no symbolic link (or missing) lies inside; a name that meets a
+    symbolic link, or anything else, is resolved with ``realpath``.
     """
+    plan = _plan(command).inside
+    if plan is None:
+        return False
+    answer = _resolves_inside_directly(plan, str(cwd))
+    if answer is not None:
+        return answer
+    return _resolves_inside_resolved(plan, cwd)
+
+
+def _inside_names(command: str) -> tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]] | None:
     lexed = path_words(command)
     if lexed is None:
-        return False
+        return None
     commands, inputs = lexed
+    names: list[tuple[Word, str]] = [(Word(t), t) for t in inputs]
+    moves: list[Word] = []
+    for words in commands:
+        names.extend((w, c) for w in words[1:] for c in candidates(w.text))
+        if words[0].text == "cd" and len(words) == 2:
+            moves.append(words[1])
+    return tuple(names), tuple(moves)
+
+
+def _plainly_inside(base: str, name: str) -> bool | None:
+    """True when ``name`` under the directory ``base`` (itself inside) meets no symbolic
+    link and no ``..`` (so it resolves inside, or does not exist); None: resolve it."""
+    if name.startswith("/") or ".." in name.split("/"):
+        return None
+    path = base.rstrip("/")
+    for part in name.split("/"):
+        if part in ("", "."):
+            continue
+        path = f"{path}/{part}"
+        try:
+            mode = os.lstat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # nothing there: the name as written stays inside
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return None
+    return True
+
+
+def _resolves_inside_directly(
+    plan: tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]], cwd: str
+) -> bool | None:
+    """:func:`resolves_inside` with ``lstat`` alone; None where that cannot say."""
+    names, moves = plan
+    bases = [cwd]
+    for target in moves:
+        if target.expands:
+            return False
+        moved = [os.path.join(base, target.text) for base in bases]
+        if not all(_plainly_inside(base, target.text) for base in bases):
+            return None
+        bases.extend(moved)
+        if len(bases) > _MAX_BASES:
+            return False
+    for base in bases:
+        for word, name in names:
+            if not _plainly_inside(base, name):
+                return None
+            if word.expands:
+                if "[" in name:
+                    return False
+                matches = glob.iglob(name, root_dir=base, include_hidden=True)
+                for count, match in enumerate(itertools.islice(matches, _MAX_GLOB_MATCHES + 1)):
+                    if count >= _MAX_GLOB_MATCHES or not _plainly_inside(base, match):
+                        return None
+    return True
+
+
+def _resolves_inside_resolved(
+    plan: tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]], cwd: Path
+) -> bool:
+    """:func:`resolves_inside` with every name resolved by ``realpath``."""
+    names, moves = plan
     root = Path(os.path.realpath(cwd))
 
     def inside(path: str) -> bool:
@@ -289,18 +418,15 @@ def resolves_inside(command: str, cwd: Path) -> bool:
         return Path(os.path.realpath(path)).is_relative_to(root)
 
     bases = [str(root)]
-    names: list[tuple[Word, str]] = [(Word(t), t) for t in inputs]
-    for words in commands:
-        names.extend((w, c) for w in words[1:] for c in candidates(w.text))
-        if words[0].text == "cd" and len(words) == 2:
-            if words[1].expands:
-                return False  # where a globbed ``cd`` lands is not tracked
-            moved = [os.path.join(base, words[1].text) for base in bases]
-            if not all(inside(base) for base in moved):
-                return False
-            bases.extend(os.path.realpath(base) for base in moved)
-            if len(bases) > _MAX_BASES:
-                return False
+    for target in moves:
+        if target.expands:
+            return False  # where a globbed ``cd`` lands is not tracked
+        moved = [os.path.join(base, target.text) for base in bases]
+        if not all(inside(base) for base in moved):
+            return False
+        bases.extend(os.path.realpath(base) for base in moved)
+        if len(bases) > _MAX_BASES:
+            return False
     for base in bases:
         for word, name in names:
             if not inside(os.path.join(base, name)):
