@@ -103,7 +103,7 @@ class _ViewFacts:
 
 @functools.lru_cache(maxsize=2048)
 def _views_of(command: str) -> tuple[_ViewFacts, ...]:
-    return tuple(_ViewFacts(view) for view in dict.fromkeys(command_views(analyse(command))))
+    return tuple(_ViewFacts(view) for view in command_views(analyse(command)))
 
 
 @functools.lru_cache(maxsize=2048)
