@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from benchmarks.asyncio_twin import (
@@ -26,7 +27,7 @@ from benchmarks.asyncio_twin import (
     run_tools,
     wait_all_tasks_blocked,
 )
-from trioexec import ToolUse
+from trioexec import Policy, ToolUse
 from trioexec._scenario._load import load_scenario
 from trioexec._scenario._runner import run_scenario_sync as trio_run_scenario_sync
 from trioexec._texts import REJECT_MESSAGE
@@ -40,11 +41,15 @@ def _run(coro_factory: object) -> object:
         return runner.run(coro_factory())  # type: ignore[operator]
 
 
+@pytest.mark.parametrize("preset", [None, *Policy.preset_names()])
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
-def test_every_example_scenario_gives_the_same_bytes_on_both_runtimes(
-    path: Path, tmp_path: Path
+def test_every_example_scenario_gives_the_same_bytes_on_both_runtimes_under_every_preset(
+    path: Path, preset: str | None, tmp_path: Path
 ) -> None:
+    """``None``: the file's own policy; a name: ``--policy NAME`` (the preset replaces it)."""
     scenario = load_scenario(path)
+    if preset is not None:
+        scenario = attrs.evolve(scenario, policy=Policy.preset(preset))
     trio_output = trio_run_scenario_sync(scenario, session_dir=tmp_path).dumps()
     twin_output = run_scenario_sync(scenario, session_dir=tmp_path).dumps()
     assert twin_output == trio_output
@@ -52,7 +57,7 @@ def test_every_example_scenario_gives_the_same_bytes_on_both_runtimes(
 
 def test_the_command_line_prints_what_trioexec_scenario_run_prints(tmp_path: Path) -> None:
     path = ROOT / "examples" / "scenarios" / "05_sibling_error.json"
-    args = [str(path), "--session-dir", str(tmp_path)]
+    args = [str(path), "--session-dir", str(tmp_path), "--policy", "claude-code-2.1.88"]
     twin = subprocess.run(
         [sys.executable, "-m", "benchmarks.asyncio_twin", *args],
         cwd=ROOT, capture_output=True, check=True,
