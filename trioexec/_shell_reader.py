@@ -86,6 +86,7 @@ _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _DOUBLE_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _CLASS = re.compile(r"\[.*\]")
 _SPECIAL = frozenset("\\*?[{`$\n")
+_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./,:+%@-]+(?:[ \t]+[A-Za-z0-9_./,:+%@-]+)*")
 
 
 def _hides_substitution(text: str) -> bool:
@@ -229,6 +230,16 @@ class Reader:
 
     # simple commands
     def command(self, node: Node, outer: tuple[Redirect, ...], *, nested: bool) -> None:
+        text = self.data[node.start_byte : node.end_byte]
+        if _PLAIN_COMMAND.fullmatch(text):
+            # Only letters, digits, `_./,:+%@-` and blanks: every child is a plain word
+            # (no quote, expansion, glob, redirection, assignment or comment can be
+            # spelled without another character), so the words are the blank-separated
+            # pieces of the command's own text.
+            source = text.decode("ascii")
+            words = tuple(Word(piece, piece) for piece in source.split())
+            self.commands.append(SimpleCommand(words, (), outer, source, nested))
+            return
         assignments: list[Word] = []
         words: list[Word] = []
         own: list[Redirect] = []
