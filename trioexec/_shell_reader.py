@@ -112,8 +112,11 @@ def _unescape_double(text: str) -> str:
 class Reader:
     """Walks the syntax tree once, collecting commands, redirections and what it skips."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, *, errors: bool = True) -> None:
         self.data = data
+        self.errors = errors
+        """The tree may hold ERROR or MISSING nodes (tree-sitter's ``has_error``): when it
+        does not, no node needs checking for them."""
         self.commands: list[SimpleCommand] = []
         self.redirects: list[Redirect] = []
         self.unmodelled: list[str] = []
@@ -126,8 +129,11 @@ class Reader:
     # statements
     def statement(self, node: Node, outer: tuple[Redirect, ...], *, nested: bool) -> None:
         kind = node.type
-        if node.is_missing or kind == "ERROR":
+        if self.errors and (node.is_missing or kind == "ERROR"):
             self.broken = True
+            return
+        if kind == "command":  # the common case first
+            self.command(node, outer, nested=nested)
             return
         if kind in LISTS:
             for child in node.children:
@@ -203,7 +209,7 @@ class Reader:
 
     def search(self, node: Node) -> None:
         """Find the substitutions (and errors) anywhere below ``node``."""
-        if node.is_missing or node.type == "ERROR":
+        if self.errors and (node.is_missing or node.type == "ERROR"):
             self.broken = True
             return
         if node.type in _SUBSTITUTIONS:
@@ -230,15 +236,15 @@ class Reader:
 
     # simple commands
     def command(self, node: Node, outer: tuple[Redirect, ...], *, nested: bool) -> None:
-        text = self.data[node.start_byte : node.end_byte]
-        if _PLAIN_COMMAND.fullmatch(text):
+        span = self.data[node.start_byte : node.end_byte]
+        if _PLAIN_COMMAND.fullmatch(span):
             # Only letters, digits, `_./,:+%@-` and blanks: every child is a plain word
             # (no quote, expansion, glob, redirection, assignment or comment can be
             # spelled without another character), so the words are the blank-separated
             # pieces of the command's own text.
-            source = text.decode("ascii")
-            words = tuple(Word(piece, piece) for piece in source.split())
-            self.commands.append(SimpleCommand(words, (), outer, source, nested))
+            source = span.decode("ascii")
+            pieces = tuple(Word(piece, piece) for piece in source.split())
+            self.commands.append(SimpleCommand(pieces, (), outer, source, nested))
             return
         assignments: list[Word] = []
         words: list[Word] = []
@@ -364,7 +370,7 @@ class Reader:
         quoted = False
         for index, child in enumerate(node.children):
             field = node.field_name_for_child(index)
-            if child.type == "ERROR" or child.is_missing:
+            if self.errors and (child.type == "ERROR" or child.is_missing):
                 self.broken = True
             elif field == "descriptor" or child.type == "file_descriptor":
                 text = self.source(child)
@@ -419,7 +425,7 @@ class Reader:
     ) -> None:
         kind = node.type
         text = self.source(node)
-        if node.is_missing or kind == "ERROR":
+        if self.errors and (node.is_missing or kind == "ERROR"):
             self.broken = True
             parts.append(text)
             flags["static"] = False
