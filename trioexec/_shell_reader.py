@@ -86,7 +86,10 @@ _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _DOUBLE_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _CLASS = re.compile(r"\[.*\]")
 _SPECIAL = frozenset("\\*?[{`$\n")
-_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./,:+%@-]+(?:[ \t]+[A-Za-z0-9_./,:+%@-]+)*")
+_PLAIN_WORD = re.compile(rb"[A-Za-z0-9_./,:+%@~-]+")
+"""A word spelt only with these holds no quote, expansion, glob, brace, assignment,
+redirection or comment: its text is its value."""
+_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./,:+%@~-]+(?:[ \t]+[A-Za-z0-9_./,:+%@~-]+)*")
 
 
 def _hides_substitution(text: str) -> bool:
@@ -238,7 +241,7 @@ class Reader:
     def command(self, node: Node, outer: tuple[Redirect, ...], *, nested: bool) -> None:
         span = self.data[node.start_byte : node.end_byte]
         if _PLAIN_COMMAND.fullmatch(span):
-            # Only letters, digits, `_./,:+%@-` and blanks: every child is a plain word
+            # Only letters, digits, `_./,:+%@~-` and blanks: every child is a plain word
             # (no quote, expansion, glob, redirection, assignment or comment can be
             # spelled without another character), so the words are the blank-separated
             # pieces of the command's own text.
@@ -255,6 +258,15 @@ class Reader:
         locale_at = -1  # the index of a string the grammar split from its `$`
         children = node.children
         for index, child in enumerate(children):
+            first, last = child.start_byte, child.end_byte
+            span = data[first:last]
+            if _PLAIN_WORD.fullmatch(span):  # a plain word, whatever node holds it
+                text = span.decode("ascii")
+                words.append(Word(text, text))
+                if start is None:
+                    start = first
+                end = last
+                continue
             kind = child.type
             if kind == "command_name" or kind == "word":  # the common case first
                 named = child.children[0] if kind == "command_name" else child
