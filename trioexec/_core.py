@@ -42,6 +42,7 @@ from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._gate import OrderedGate, ResultOrder
 from ._groups import exception_name, is_cancellation, single_exception, split_cancelled
+from ._hook_background import background_hooks
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
@@ -136,8 +137,10 @@ class RunCore:
         """The frame of one run, for both front ends.
 
         Yields a nursery outside the run's turn and sibling scopes: the grace
-        watchdog runs there if a call ever has to be watched, and the
-        streaming executor hosts its calls' task there.  The caller enters
+        watchdog runs there if a call ever has to be watched, ``async: true``
+        hooks run there (given ``GuardRails.async_hook_grace`` once the body
+        is done, then cancelled), and the streaming executor hosts its calls'
+        task there.  The caller enters
         the two scopes itself (in the task that owns the calls' nursery).
 
         On the way out, whatever ended the run, every call gets its answer
@@ -159,8 +162,12 @@ class RunCore:
                 self.watchdog.nursery = nursery
                 if self.env.timeout_watch is not None:
                     self.env.timeout_watch.nursery = nursery
+                if self.env.background is not None:
+                    self.env.background.nursery = nursery  # async hooks: bounded by the run
                 try:
                     yield nursery
+                    if self.env.background is not None:
+                        self.env.background.wind_down()
                 except BaseException as exc:
                     body_error = exc
                     self._note_outer_cancellation(exc)
@@ -175,6 +182,8 @@ class RunCore:
             self.watchdog.nursery = None
             if self.env.timeout_watch is not None:
                 self.env.timeout_watch.nursery = None
+            if self.env.background is not None:
+                self.env.background.nursery = None
             try:
                 if not self.discarded:  # a discarded attempt answers nothing for real
                     self.answer_unstarted(self.blocked_reason() or "user_interrupted")
@@ -684,6 +693,7 @@ def new_run_core(
         guard=guard,
         timeout_watch=TimeoutWatch(),
         tool_timeouts=dict(tool_timeouts or {}),
+        background=background_hooks(guard),
     )
     batch = mode == "batch"
     return RunCore(

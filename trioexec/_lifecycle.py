@@ -22,6 +22,7 @@ from ._file_access import denial_before_validation, protected_write
 from ._format_error import format_tool_error
 from ._groups import split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
+from ._hook_background import BackgroundHooks
 from ._models import Attachment, ToolResult, ToolUse
 from ._results import (
     content_size,
@@ -54,7 +55,8 @@ class CallEnv:
     """What every call of one run shares.
 
     ``timeout_watch`` enforces the tools' time limits (``tool_timeouts``
-    overrides them by tool name for this run).
+    overrides them by tool name for this run); ``background`` is where the
+    run starts ``async: true`` hooks.
     """
 
     observers: ObserverSet
@@ -63,6 +65,7 @@ class CallEnv:
     guard: GuardRails | None = None
     timeout_watch: TimeoutWatch | None = None
     tool_timeouts: Mapping[str, ToolTimeouts] = attrs.field(factory=dict)
+    background: BackgroundHooks | None = None
 
 
 async def run_tool_use(
@@ -141,7 +144,9 @@ async def run_tool_use(
             return error_outcome(tool_id, denial)
     else:
         try:
-            verdict = await authorize_call(guard, compiled, tool_use, parsed, ctx)
+            verdict = await authorize_call(
+                guard, compiled, tool_use, parsed, ctx, background=env.background
+            )
         except Exception as exc:  # the tool's check or can_use_tool raised
             return error_outcome(tool_id, format_tool_error(exc))
         attachments, stop_reason = verdict.attachments, verdict.stop_reason
@@ -213,6 +218,7 @@ async def run_tool_use(
                 error=failure,
                 cwd=env.cwd,
                 parsed_input=parsed,
+                background=env.background,
             )
             outcome = _with_post(outcome, after)
         return outcome
@@ -247,6 +253,7 @@ async def run_tool_use(
             cwd=env.cwd,
             tool_response=response,
             parsed_input=parsed,
+            background=env.background,
         )
         if after.updated_mcp_tool_output is not None:
             outcome = attrs.evolve(

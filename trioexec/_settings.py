@@ -14,10 +14,10 @@ every hook off; anywhere else it turns off every hook but the managed ones
 Settings never fail silently: an unknown key (``permisions``), an unknown
 hook event (``PreToolUze``), an unknown handler key (``timout``), a rule
 naming a tool in the wrong case (``bash(rm:*)``) or a near-miss of a Claude
-Code tool, a mode trioexec does not have: each is logged on
-``trioexec.settings`` as ``{source}: {field}: {problem} (did you mean
-'...'?)`` and listed in :attr:`Settings.problems`, and the rest of the file
-loads.  A field of the wrong type raises
+Code tool, an unknown mode, and ``auto`` (which has no classifier here:
+:data:`AUTO_MODE_NOTE`): each is logged on ``trioexec.settings`` as
+``{source}: {field}: {problem} (did you mean '...'?)`` and listed in
+:attr:`Settings.problems`, and the rest of the file loads.  A field of the wrong type raises
 :class:`~trioexec.ConfigurationError` naming the source and the field, e.g.
 ``.claude/settings.json: permissions.deny[2]: expected a string, got int``.
 """
@@ -42,6 +42,7 @@ from ._permission_context import PermissionContext, PermissionMode, mode_from_na
 from ._rules import PermissionRule
 
 __all__ = [
+    "AUTO_MODE_NOTE",
     "CLAUDE_CODE_TOOLS",
     "MANAGED_SETTINGS_DIR",
     "Settings",
@@ -491,6 +492,13 @@ def _rooted(rule: PermissionRule, user_root: Path | None) -> PermissionRule:
     return PermissionRule(rule.tool_name, "/" + os.path.join(os.fspath(user_root), content[1:]))
 
 
+AUTO_MODE_NOTE = (
+    "'auto' needs Claude Code's classifier, which trioexec does not have: it acts as "
+    "'acceptEdits', and a call that would ask goes to can_use_tool (denied without one)"
+)
+"""The problem reported for ``defaultMode: "auto"``: the mode loads, and says what it does."""
+
+
 def _mode(section: Mapping[str, object], name: str, report: _Report) -> PermissionMode | None:
     """The source's mode; a Claude Code mode trioexec does not have falls back to ``default``.
 
@@ -505,6 +513,8 @@ def _mode(section: Mapping[str, object], name: str, report: _Report) -> Permissi
             f"{name}: permissions.defaultMode: expected a string, got {type(raw).__name__}"
         )
     mode = mode_from_name(raw)
+    if mode == "auto":
+        report("permissions.defaultMode", AUTO_MODE_NOTE)
     if mode is None:
         if raw in _CLAUDE_CODE_MODES:
             problem = f"{raw!r} is not supported by trioexec; using 'default'"
