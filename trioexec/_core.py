@@ -47,6 +47,7 @@ from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
 from ._registry import ToolRegistry
+from ._solo import SoloGate
 from ._texts import tool_use_error
 from ._timeouts import TimeoutWatch
 from ._turn import Turn
@@ -694,6 +695,7 @@ def new_run_core(
         timeout_watch=TimeoutWatch(),
         tool_timeouts=dict(tool_timeouts or {}),
         background=background_hooks(guard),
+        solo=SoloGate() if guard is not None else None,  # only guard rails replace inputs
     )
     batch = mode == "batch"
     return RunCore(
