@@ -42,7 +42,7 @@ from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._gate import OrderedGate, ResultOrder
 from ._groups import exception_name, is_cancellation, single_exception, split_cancelled
-from ._hook_background import background_hooks
+from ._guard import background_hooks
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit

@@ -57,6 +57,7 @@ __all__ = [
     "PreToolUseVerdict",
     "after_call",
     "authorize_call",
+    "background_hooks",
 ]
 
 logger = logging.getLogger("trioexec.guard")
@@ -307,6 +308,13 @@ async def authorize_call(
                 return verdict(False, raw, error)
         return verdict(True, raw, None)
     return verdict(False, raw, result.message or permission_denied_message(tool.name))
+
+
+def background_hooks(guard: GuardRails | None) -> BackgroundHooks | None:
+    """A run's :class:`BackgroundHooks` for ``guard``; None when it has no async hook."""
+    if guard is None or not any(entry.run_async for entry in guard.hooks.entries):
+        return None
+    return BackgroundHooks(guard.async_hook_messages, guard.async_hook_grace)
 
 
 def _observable(

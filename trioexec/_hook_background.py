@@ -35,10 +35,9 @@ from ._models import Attachment
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from ._guard import GuardRails
     from ._hook_output import HookResult
 
-__all__ = ["DEFAULT_ASYNC_HOOK_GRACE", "AsyncHookMailbox", "BackgroundHooks", "background_hooks"]
+__all__ = ["DEFAULT_ASYNC_HOOK_GRACE", "AsyncHookMailbox", "BackgroundHooks"]
 
 logger = logging.getLogger("trioexec.hooks")
 
@@ -149,9 +148,3 @@ class BackgroundHooks:
         finally:
             self._scopes.discard(scope)
 
-
-def background_hooks(guard: GuardRails | None) -> BackgroundHooks | None:
-    """A run's :class:`BackgroundHooks` for ``guard``; None when it has no async hook."""
-    if guard is None or not any(entry.run_async for entry in guard.hooks.entries):
-        return None
-    return BackgroundHooks(guard.async_hook_messages, guard.async_hook_grace)
