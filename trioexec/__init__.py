@@ -1,7 +1,8 @@
 """trioexec: a trio-native, structured-concurrency runtime for an LLM's tool calls.
 
 The top level holds what an application uses every day: running tool calls
-(:func:`run_tools`, :func:`open_streaming_executor`), writing tools
+(:func:`run_tools`, :func:`open_streaming_executor`) and the rules they follow
+(:class:`Policy`: trioexec's, or Claude Code's), writing tools
 (:class:`Tool`, :func:`function_tool`), the messages, the guard rails' entry
 points, observation and the errors.  The rest lives in thin public
 submodules, as in trio:
@@ -32,7 +33,6 @@ from ._guard import GuardRails as GuardRails
 from ._message import UserMessage as UserMessage
 from ._message import build_user_message as build_user_message
 from ._models import Attachment as Attachment
-from ._models import AttachmentKind as AttachmentKind
 from ._models import Content as Content
 from ._models import ContentBlock as ContentBlock
 from ._models import ImageBlock as ImageBlock
@@ -44,6 +44,7 @@ from ._models import TextBlock as TextBlock
 from ._models import ToolResult as ToolResult
 from ._models import ToolUse as ToolUse
 from ._models import Update as Update
+from ._policy import Policy as Policy
 from ._registry import ToolRegistry as ToolRegistry
 from ._settings import Settings as Settings
 from ._settings import default_settings_paths as default_settings_paths
@@ -65,7 +66,6 @@ from ._version import __version__ as __version__
 
 __all__ = [
     "Attachment",
-    "AttachmentKind",
     "CallContext",
     "CallEvent",
     "CallEventKind",
@@ -85,6 +85,7 @@ __all__ = [
     "MalformedBlockError",
     "Observer",
     "PermissionResult",
+    "Policy",
     "ProgressSender",
     "ProgressUpdate",
     "ResultUpdate",

@@ -22,6 +22,7 @@ from ._groups import unwrap_single
 from ._misuse import checked_tool_uses, require_trio
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import group_safe_runs
+from ._policy import Policy, resolve_policy
 from ._tool import ContextState, Tool
 
 if TYPE_CHECKING:
@@ -79,7 +80,8 @@ async def run_tools(
     observers: Iterable[Observer] = (),
     updates: trio.MemorySendChannel[Update] | None = None,
     grace_period: float | None = DEFAULT_GRACE_PERIOD,
-    synthetic_texts: SyntheticTexts = "claude-code",
+    policy: Policy | None = None,
+    synthetic_texts: SyntheticTexts | None = None,
     tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
 ) -> RunOutcome:
     """Run one turn's tool calls, batch by batch, and answer every one of them.
@@ -102,10 +104,15 @@ async def run_tools(
             shielded tool) may keep running before it is answered on its behalf
             and a warning is logged; None waits silently.  Its task is awaited
             either way.
-        synthetic_texts: the words stopped calls are answered with:
-            ``"claude-code"`` (Claude Code's bytes, the default) or
-            ``"trioexec"`` (whether the call had started, what stopped it, and
-            the output it had produced so far).
+        policy: the rules where trioexec and Claude Code differ
+            (:class:`~trioexec.Policy`; default ``Policy()``, trioexec's).  On
+            this path it decides the result order within a safe batch, whether
+            a cascading error cancels the run's other calls and which errors
+            cascade, and the texts of stopped calls.
+        synthetic_texts: shorthand for the policy's ``synthetic_texts`` knob
+            (overrides it when given): ``"claude-code"`` (Claude Code's bytes)
+            or ``"trioexec"`` (whether the call had started, what stopped it,
+            and the output it had produced so far).
         tool_timeouts: tool name -> :class:`~trioexec.ToolTimeouts` overriding
             that tool's ``timeout`` / ``idle_timeout`` for this run.
 
@@ -117,8 +124,8 @@ async def run_tools(
         TypeError: ``tool_uses`` is a single ToolUse or holds something that is
             not one (the message names the item and its index); nothing runs.
         RuntimeError: not called inside a trio run (``asyncio.run``, say).
-        ConfigurationError: ``max_concurrency`` is not a positive integer or the
-            ``updates`` channel is bounded.
+        ConfigurationError: ``max_concurrency`` is not a positive integer, the
+            ``updates`` channel is bounded, or ``policy`` is not a Policy.
         BaseException: user code (a tool, a hook, a context modifier, an
             observer) raised something that is not an ``Exception``: the run
             stopped, every call is still answered on ``updates``, and it
@@ -134,7 +141,7 @@ async def run_tools(
     core = new_run_core(
         tools,
         mode="batch",
-        result_order="arrival",
+        policy=resolve_policy(policy, synthetic_texts=synthetic_texts),
         send=updates,
         turn=turn,
         context=context,
@@ -144,7 +151,6 @@ async def run_tools(
         session_dir=session_dir,
         observers=observers,
         grace_period=grace_period,
-        synthetic_texts=synthetic_texts,
         tool_timeouts=tool_timeouts,
     )
     async with core.open_run():

@@ -206,6 +206,11 @@ class Call:
         """``"cancel"`` or ``"block"`` (an unknown tool never runs: ``"block"``)."""
         return "block" if self.compiled is None else self.compiled.tool.interrupt_behavior
 
+    @property
+    def blocks(self) -> bool:
+        """Whether an interrupt lets this call run on (its tool is not ``"cancel"``)."""
+        return self.compiled is None or self.compiled.tool.interrupt_behavior != "cancel"
+
     def set_returned(self, outcome: CallOutcome) -> None:
         """Record the tool's real answer (the lifecycle's ``on_returned``)."""
         self.returned = outcome

@@ -99,6 +99,7 @@ class Cancellation:
         outer_reason: trio's reason when an enclosing scope stopped the run
             (``cancelled``): the scope's ``reason=``, else how it was cancelled.
         texts: which words stopped calls are answered with.
+        partial_output: whether an explained answer carries the output so far.
     """
 
     __slots__ = (
@@ -108,12 +109,19 @@ class Cancellation:
         "faulted",
         "never_started_text",
         "outer_reason",
+        "partial_output",
         "sibling_scope",
         "texts",
         "turn_scope",
     )
 
-    def __init__(self, never_started_text: str, texts: SyntheticTexts = "claude-code") -> None:
+    def __init__(
+        self,
+        never_started_text: str,
+        texts: SyntheticTexts = "claude-code",
+        *,
+        partial_output: bool = True,
+    ) -> None:
         self.turn_scope = trio.CancelScope()
         self.sibling_scope = trio.CancelScope()
         self.cascade: tuple[float, int, str] | None = None
@@ -123,6 +131,7 @@ class Cancellation:
         self.never_started_text = never_started_text
         self.outer_reason: str | None = None
         self.texts: SyntheticTexts = texts
+        self.partial_output = partial_output
 
     def stopped_from_outside(self, cancelled: trio.Cancelled) -> bool:
         """Whether ``cancelled`` came from an enclosing scope, not from the run's own.
@@ -175,13 +184,17 @@ class Cancellation:
         self.record_cause("sibling_error")
         cancel_at_end_of_instant(self.sibling_scope, now)
 
-    def discard(self, now: float) -> bool:
-        """Abandon the attempt: cancel every executing call; False if already discarded."""
+    def discard(self, now: float, *, cancel: bool = True) -> bool:
+        """Abandon the attempt (and with ``cancel`` stop every executing call).
+
+        Returns False if the attempt was already discarded.
+        """
         if self.discarded:
             return False
         self.discarded = True
         self.record_cause("streaming_fallback")
-        cancel_at_end_of_instant(self.sibling_scope, now)
+        if cancel:
+            cancel_at_end_of_instant(self.sibling_scope, now)
         return True
 
     def reason_for(self, call: Call) -> CancelReason:
@@ -203,7 +216,8 @@ class Cancellation:
         """
         name = call.tool_use.name
         honest = self.texts == "trioexec"
-        output = fit_text(call.output_so_far()) if started and (honest or expiry) else ""
+        shows_output = started and self.partial_output and (honest or expiry is not None)
+        output = fit_text(call.output_so_far()) if shows_output else ""
         detail: str | None = None
         if reason == "sibling_error":
             assert self.cascade is not None

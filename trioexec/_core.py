@@ -23,6 +23,7 @@ import contextlib
 import logging
 import math
 import pathlib
+import sys
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -46,6 +47,7 @@ from ._guard import background_hooks
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
+from ._policy import DEFAULT_POLICY, Policy, cascade_rule
 from ._registry import ToolRegistry
 from ._solo import SoloGate
 from ._texts import tool_use_error
@@ -59,7 +61,6 @@ if TYPE_CHECKING:
     from ._call import Expiry
     from ._events import Observer
     from ._guard import GuardRails
-    from ._texts import SyntheticTexts
     from ._timeouts import ToolTimeouts
     from ._tool import ContextModifier, ContextState, Tool
 
@@ -79,12 +80,11 @@ class RunCore:
         turn: Turn,
         context: ContextState,
         max_concurrency: int,
-        result_order: ResultOrder,
         send: trio.MemorySendChannel[Update] | None,
         never_started_text: str,
         defer_modifiers: bool,
         grace_period: float | None = DEFAULT_GRACE_PERIOD,
-        synthetic_texts: SyntheticTexts = "claude-code",
+        policy: Policy = DEFAULT_POLICY,
     ) -> None:
         if grace_period is not None and not grace_period >= 0:
             raise ConfigurationError(f"grace_period must be >= 0 or None, not {grace_period!r}")
@@ -94,8 +94,13 @@ class RunCore:
         self.observers: ObserverSet = env.observers
         self.context: ContextState = context
         self.max_concurrency = max_concurrency
-        self.gate = OrderedGate(result_order, defer_modifiers=defer_modifiers)
-        self.cancellation = Cancellation(never_started_text, synthetic_texts)
+        self.policy = policy
+        self.gate = OrderedGate(policy.result_order, defer_modifiers=defer_modifiers)
+        self.cancellation = Cancellation(
+            never_started_text, policy.synthetic_texts, partial_output=policy.partial_output
+        )
+        self._cascades = cascade_rule(policy, batch=defer_modifiers)
+        self._spares_blocking = not defer_modifiers and policy.interrupt_queued == "by-behavior"
         self.watchdog = GraceWatchdog(grace_period, self._answer_overdue)
         self.calls: list[Call] = []
         self.released: list[ResultUpdate] = []
@@ -290,9 +295,11 @@ class RunCore:
         self._emit(call, "queued")
         return call
 
-    def blocked_reason(self) -> CancelReason | None:
-        """Why no new call may start now (None: calls may start)."""
-        return self.cancellation.blocked_reason(turn_interrupted=self.turn.interrupted)
+    def blocked_reason(self, call: Call | None = None) -> CancelReason | None:
+        """Why no new call (``call``, when given) may start now (None: it may start)."""
+        turn = self.turn  # an interrupt may spare "block" calls (Policy.interrupt_queued)
+        spared = self._spares_blocking and not turn.aborted and (call is None or call.blocks)
+        return self.cancellation.blocked_reason(turn_interrupted=turn.interrupted and not spared)
 
     def can_start(self, call: Call) -> bool:
         """SPEC §3 start rule plus the concurrency limit."""
@@ -441,9 +448,7 @@ class RunCore:
             )
         else:
             self._emit(call, "completed", data=outcome.result)
-            tool = call.compiled.tool if call.compiled is not None else None
-            cascades = tool is not None and tool.cancels_siblings_on_error
-            if cascade and cascades and outcome.result.is_error:
+            if cascade and outcome.result.is_error and self._cascades(call):
                 self._start_cascade(call)
         self._update_interruptible()
         self.settle()
@@ -585,7 +590,7 @@ class RunCore:
                     call.cancel_reason = "user_interrupted"
                 self.watchdog.request(call, now)
                 cancel_at_end_of_instant(call.scope, now)
-        self._answer_queued("user_interrupted")
+        self._answer_queued("user_interrupted", cancel_only=self._spares_blocking)
         self.settle()
 
     def on_abort(self) -> None:
@@ -595,21 +600,25 @@ class RunCore:
         self.settle()
 
     def discard(self) -> None:
-        """Abandon the run: cancel executing calls, release nothing from now on."""
-        if not self.cancellation.discard(trio.current_time()):
+        """Abandon the run: cancel executing calls (if the policy says so), release nothing more."""
+        cancels = self.policy.discard_cancels
+        if not self.cancellation.discard(trio.current_time(), cancel=cancels):
             return
         # Nothing is released from now on: a finished call the gate was holding
         # is no longer in progress (an executing one leaves when its task ends).
         self.in_progress.intersection_update(call.tool_use.id for call in self._executing)
-        self._stop_executing("streaming_fallback")
+        if cancels:
+            self._stop_executing("streaming_fallback")
         self._answer_queued("streaming_fallback")
         self.close_output()
         self.on_settled()
 
-    def _answer_queued(self, reason: CancelReason, *, but: Call | None = None) -> None:
-        """Calls that can no longer start are answered now (released in their turn)."""
+    def _answer_queued(
+        self, reason: CancelReason, *, but: Call | None = None, cancel_only: bool = False
+    ) -> None:
+        """Calls that can no longer start are answered now (``cancel_only``: not "block" ones)."""
         for call in self.calls[self._next_start :]:
-            if call.state == "queued" and call is not but:
+            if call.state == "queued" and call is not but and not (cancel_only and call.blocks):
                 self.complete_without_starting(call, reason)
 
     def _stop_executing(self, reason: CancelReason) -> None:
@@ -665,7 +674,7 @@ def new_run_core(
     tools: ToolRegistry | Iterable[Tool[Any]],
     *,
     mode: Literal["batch", "stream"],
-    result_order: ResultOrder,
+    policy: Policy,
     send: trio.MemorySendChannel[Update] | None,
     turn: Turn | None,
     context: Mapping[str, object] | None,
@@ -675,14 +684,14 @@ def new_run_core(
     session_dir: Path | None,
     observers: Iterable[Observer],
     grace_period: float | None,
-    synthetic_texts: SyntheticTexts = "claude-code",
     tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
 ) -> RunCore:
     """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
 
     ``mode`` decides what differs between the paths: the batch path defers a
     safe batch's context modifiers to the end of the batch and answers calls
-    that never start with the "doesn't want to take this action" text.
+    that never start with the "doesn't want to take this action" text.  The
+    streaming path ignores ``max_concurrency`` when the policy does not cap it.
 
     Raises:
         ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
@@ -698,18 +707,18 @@ def new_run_core(
         solo=SoloGate() if guard is not None else None,  # only guard rails replace inputs
     )
     batch = mode == "batch"
+    limit = resolve_max_concurrency(max_concurrency)
     return RunCore(
         ToolRegistry.coerce(tools),
         env=env,
         turn=turn or Turn(),
         context=dict(context or {}),
-        max_concurrency=resolve_max_concurrency(max_concurrency),
-        result_order=result_order,
+        max_concurrency=limit if batch or policy.cap_streaming else sys.maxsize,
         send=send,
         never_started_text=NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
         defer_modifiers=batch,
         grace_period=grace_period,
-        synthetic_texts=synthetic_texts,
+        policy=policy,
     )
 
 

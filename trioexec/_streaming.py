@@ -26,9 +26,9 @@ import trio
 
 from ._call import unknown_tool_outcome
 from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore, new_run_core
-from ._errors import ConfigurationError
 from ._misuse import check_tool_use, require_trio
 from ._models import ToolUse, Update
+from ._policy import Policy, resolve_policy
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
@@ -86,7 +86,7 @@ class StreamingExecutor:
         if call.compiled is None:
             core.complete(call, unknown_tool_outcome(tool_use))
             return
-        reason = core.blocked_reason()
+        reason = core.blocked_reason(call)
         if reason is not None:  # interrupted, aborted or cascaded: it will never start
             core.complete_without_starting(call, reason)
         core.settle()
@@ -114,6 +114,9 @@ class StreamingExecutor:
         """Abandon this attempt (streaming fallback): cancel executing calls, release nothing more.
 
         Use a new executor for the retry; no stale tool_use id can leak into it.
+        Under a policy whose ``discard_cancels`` is off (Claude Code's), executing
+        calls are not cancelled: they run to their end, unreleased, and their
+        progress is no longer forwarded; leaving the ``async with`` waits for them.
         """
         self._input_closed = True
         self._core.discard()
@@ -190,12 +193,13 @@ async def open_streaming_executor(
     context: Mapping[str, object] | None = None,
     max_concurrency: int | None = None,
     guard: GuardRails | None = None,
-    result_order: ResultOrder = "arrival",
+    policy: Policy | None = None,
+    result_order: ResultOrder | None = None,
     cwd: Path | None = None,
     session_dir: Path | None = None,
     observers: Iterable[Observer] = (),
     grace_period: float | None = DEFAULT_GRACE_PERIOD,
-    synthetic_texts: SyntheticTexts = "claude-code",
+    synthetic_texts: SyntheticTexts | None = None,
     tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
 ) -> AsyncIterator[StreamingExecutor]:
     """Open a streaming executor for one attempt at one turn.
@@ -208,30 +212,35 @@ async def open_streaming_executor(
         tools: the turn's tools (or a :class:`ToolRegistry`).
         turn: the turn to interrupt/abort through (a fresh one by default).
         context: the shared context tools see.
-        max_concurrency: calls running at once (default: SPEC §2's variables, else 10).
-        result_order: ``"arrival"`` (the ordered gate) or ``"completion"``
-            (Claude Code's order: safe calls' results as they complete).
+        max_concurrency: calls running at once (default: SPEC §2's variables,
+            else 10); no limit here when the policy's ``cap_streaming`` is off.
+        policy: the rules where trioexec and Claude Code differ
+            (:class:`~trioexec.Policy`; default ``Policy()``, trioexec's):
+            result order, the concurrency cap, which errors cascade, what an
+            interrupt does to queued calls, what :meth:`StreamingExecutor.discard`
+            does to executing ones, and the texts of stopped calls.
+        result_order: shorthand for the policy's ``result_order`` knob
+            (overrides it when given): ``"arrival"`` (the ordered gate) or
+            ``"completion"`` (Claude Code's order: safe calls' results as they
+            complete).
         guard / cwd / session_dir / observers / grace_period / synthetic_texts /
             tool_timeouts: as for :func:`run_tools`.
 
     Raises:
         RuntimeError: not entered inside a trio run (``asyncio.run``, say).
-        ConfigurationError: an invalid ``max_concurrency`` or ``result_order``.
+        ConfigurationError: an invalid ``max_concurrency``, ``policy`` or ``result_order``.
         BaseException: the body's own exception, exactly as raised; or what
             user code (a tool, hook, modifier, observer) raised that is not an
             ``Exception``, unwrapped (several: one ``BaseExceptionGroup``).
         trio.Cancelled: an enclosing scope was cancelled (one plain ``Cancelled``).
     """
     require_trio("open_streaming_executor")
-    if result_order not in ("arrival", "completion"):
-        raise ConfigurationError(
-            f"result_order must be 'arrival' or 'completion', not {result_order!r}"
-        )
+    run_policy = resolve_policy(policy, result_order=result_order, synthetic_texts=synthetic_texts)
     send, receive = trio.open_memory_channel[Update](math.inf)
     core = new_run_core(
         tools,
         mode="stream",
-        result_order=result_order,
+        policy=run_policy,
         send=send,
         turn=turn,
         context=context,
@@ -241,7 +250,6 @@ async def open_streaming_executor(
         session_dir=session_dir,
         observers=observers,
         grace_period=grace_period,
-        synthetic_texts=synthetic_texts,
         tool_timeouts=tool_timeouts,
     )
     executor = StreamingExecutor(core, receive)

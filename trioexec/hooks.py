@@ -15,8 +15,10 @@ from ._hooks import HookEvent as HookEvent
 from ._hooks import HookInput as HookInput
 from ._hooks import HookSet as HookSet
 from ._hooks import PythonHook as PythonHook
+from ._models import AttachmentKind as AttachmentKind
 
 __all__ = [
+    "AttachmentKind",
     "CommandHook",
     "HookBlockingError",
     "HookEntry",
