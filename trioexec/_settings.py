@@ -35,7 +35,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from ._errors import ConfigurationError
-from ._hook_http import HttpHook
+from ._hook_http import HttpHook, url_allowed
 from ._hook_settings import suggestion
 from ._hooks import HookSet
 from ._permission_context import PermissionContext, PermissionMode, mode_from_name
@@ -319,6 +319,8 @@ class _Merge:
     managed_disable_all: bool = False
     problems: list[str] = attrs.field(factory=list)
     names: list[str] = attrs.field(factory=list)
+    http_urls: list[str] | None = None  # allowedHttpHookUrls, merged (None: no source set it)
+    http_env: list[str] | None = None  # httpHookAllowedEnvVars, merged
 
 
 def load_settings(*sources: SettingsSource) -> Settings:
@@ -342,7 +344,7 @@ def load_settings(*sources: SettingsSource) -> Settings:
             name, data = os.fspath(source), _read_json(source)
         merge.names.append(name)
         _load_one(merge, data, name, scope, source)
-    hooks = merge.hooks + merge.managed_hooks
+    hooks = _restrict_http(merge.hooks + merge.managed_hooks, merge)
     if merge.managed_disable_all:
         hooks = HookSet()
     elif merge.disable_all:
@@ -389,6 +391,12 @@ def _load_one(
                 if rule not in into:
                     into.append(rule)
         merge.mode = _mode(section, name, report) or merge.mode
+    if "allowedHttpHookUrls" in data:  # arrays merge across sources
+        urls = merge.http_urls = merge.http_urls or []
+        urls += _strings(data["allowedHttpHookUrls"], name, "allowedHttpHookUrls")
+    if "httpHookAllowedEnvVars" in data:
+        env = merge.http_env = merge.http_env or []
+        env += _strings(data["httpHookAllowedEnvVars"], name, "httpHookAllowedEnvVars")
     disable = data.get("disableAllHooks")
     if disable is not None:
         if not isinstance(disable, bool):
@@ -403,6 +411,42 @@ def _load_one(
             merge.managed_hooks += found
         else:
             merge.hooks += found
+
+
+def _strings(raw: object, name: str, key: str) -> list[str]:
+    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
+        raise ConfigurationError(f"{name}: {key}: expected a list of strings")
+    return list(raw)
+
+
+def _restrict_http(hooks: HookSet, merge: _Merge) -> HookSet:
+    """Apply ``allowedHttpHookUrls`` and ``httpHookAllowedEnvVars`` (merged over every source).
+
+    As Claude Code: when the URL list is set, an HTTP hook whose URL matches
+    no pattern never runs (an empty list: no HTTP hook runs), reported as a
+    problem; when the variable list is set, a hook's ``allowedEnvVars`` is
+    cut down to the variables it also names.
+    """
+    if merge.http_urls is None and merge.http_env is None:
+        return hooks
+    urls, env = merge.http_urls, merge.http_env
+    kept = []
+    for entry in hooks.entries:
+        hook = entry.hook
+        if isinstance(hook, HttpHook):
+            if urls is not None and not url_allowed(hook.url, tuple(urls)):
+                line = (
+                    f"{', '.join(merge.names)}: allowedHttpHookUrls: the {entry.event} http "
+                    f"hook to {hook.url!r} matches no allowed URL pattern; it never runs"
+                )
+                logger.warning("%s", line)
+                merge.problems.append(line)
+                continue
+            if env is not None:
+                allowed = tuple(v for v in hook.allowed_env_vars if v in env)
+                entry = attrs.evolve(entry, hook=attrs.evolve(hook, allowed_env_vars=allowed))
+        kept.append(entry)
+    return HookSet(kept)
 
 
 def _user_root(source: SettingsSource) -> Path | None:
