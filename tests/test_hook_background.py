@@ -20,7 +20,15 @@ import pytest
 import trio
 from helpers import alive, reaping
 
-from trioexec import CallContext, GuardRails, ToolUse, function_tool, run_tools
+from trioexec import (
+    CallContext,
+    GuardRails,
+    ResultUpdate,
+    ToolUse,
+    function_tool,
+    open_streaming_executor,
+    run_tools,
+)
 from trioexec.hooks import CommandHook, HookEntry, HookInput, HookOutput, HookSet
 from trioexec.lowlevel import authorize_call
 from trioexec.permissions import PermissionContext
@@ -76,6 +84,26 @@ async def test_the_call_does_not_wait_for_an_async_hook(autojump_clock: object) 
         outcome = await run_tools([ToolUse("toolu_1", "Probe", {})], [probe(body)], guard=guard)
     assert outcome.results[0].content == "done"
     assert finished == ["toolu_1"]  # and it did finish, inside the run
+
+
+async def test_the_streaming_executor_releases_the_result_while_the_hook_runs(
+    autojump_clock: object,
+) -> None:
+    """In the streaming executor the result goes out while the async PostToolUse hook is
+    still running; the hook ends (here within the grace) when the executor closes."""
+    hook_done = trio.Event()
+
+    async def slow_logger(data: HookInput) -> None:
+        await trio.sleep(3)
+        hook_done.set()
+
+    guard = guarded(async_entry("PostToolUse", slow_logger))
+    async with open_streaming_executor([probe()], guard=guard) as executor:
+        executor.add_tool(ToolUse("toolu_1", "Probe", {}))
+        updates = [u async for u in executor.remaining()]
+        assert [u.result.content for u in updates if isinstance(u, ResultUpdate)] == ["x"]
+        assert not hook_done.is_set()
+    assert hook_done.is_set()  # the executor's exit waited for it (3 s < the 5 s grace)
 
 
 async def test_an_async_hook_cannot_deny_ask_or_rewrite_the_call(autojump_clock: object) -> None:
@@ -304,3 +332,34 @@ async def test_a_command_async_hooks_json_message_is_delivered_later(tmp_path: P
             )
     texts = [(a.tool_use_id, a.text, a.hook_name) for a in later.attachments]
     assert ("toolu_2", "lint: 2 warnings", "PostToolUse:Glob") in texts
+
+
+async def test_an_async_rewake_hooks_exit_2_stderr_reaches_the_model_later(
+    tmp_path: Path,
+) -> None:
+    """``asyncRewake``: "If true, runs in the background and wakes Claude on exit code 2.
+    Implies async."  The call is not blocked; the stderr rides with the next call."""
+    command = write_hook(tmp_path, "cat > /dev/null\necho '3 tests failed' >&2\nexit 2\n")
+    handler = {"type": "command", "command": command, "asyncRewake": True}
+    settings = {"hooks": {"PostToolUse": [{"hooks": [handler]}]}}
+    guard = GuardRails.from_settings(settings)
+    (entry,) = guard.hooks.entries
+    assert (entry.run_async, entry.rewake) == (True, True)
+    with trio.fail_after(RUN_LIMIT):
+        first = await run_tools(
+            [ToolUse("toolu_1", "Glob", {"pattern": "*"})],
+            default_tools(),
+            cwd=tmp_path,
+            guard=guard,
+        )
+        second = await run_tools(
+            [ToolUse("toolu_2", "Glob", {"pattern": "*"})],
+            default_tools(),
+            cwd=tmp_path,
+            guard=guard,
+        )
+    assert not first.results[0].is_error
+    assert first.attachments == ()
+    assert [(a.tool_use_id, a.text) for a in second.attachments] == [
+        ("toolu_2", f"[{command}]: 3 tests failed\n")
+    ]

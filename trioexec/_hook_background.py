@@ -3,7 +3,9 @@
 Claude Code starts an async hook and goes on without waiting for it; the hook
 cannot block, decide or rewrite anything (the call has already proceeded), and
 when it has finished, the ``systemMessage`` or ``additionalContext`` of its
-JSON output reaches the model on the next turn.
+JSON output reaches the model on the next turn (with ``asyncRewake: true``,
+which implies ``async``, so does the stderr of an exit code 2; Claude Code
+also wakes an idle model with it, trioexec has no idle model to wake).
 
 trioexec does the same inside structured concurrency.  :class:`BackgroundHooks`
 starts each async hook as a task of the run's own nursery (the one
@@ -94,7 +96,14 @@ class BackgroundHooks:
         """How many are still running."""
         return len(self._scopes)
 
-    def start(self, hook_name: str, label: str, run: Callable[[], Awaitable[HookResult]]) -> bool:
+    def start(
+        self,
+        hook_name: str,
+        label: str,
+        run: Callable[[], Awaitable[HookResult]],
+        *,
+        rewake: bool = False,
+    ) -> bool:
         """Start ``run`` (one hook run) in the background; False: no run is open.
 
         Args:
@@ -102,6 +111,8 @@ class BackgroundHooks:
             label: the command (or Python hook), for the log.
             run: runs the hook under its own timeout and returns how it ended;
                 it never raises for a failing hook.
+            rewake: ``asyncRewake``: a blocking error (exit 2 and its stderr)
+                is kept for the model too.
         """
         nursery = self.nursery
         if nursery is None:
@@ -109,7 +120,9 @@ class BackgroundHooks:
         scope = trio.CancelScope(deadline=self._deadline)
         self._scopes.add(scope)
         self.started += 1
-        nursery.start_soon(self._run, scope, hook_name, label, run, name=f"async hook {label}")
+        nursery.start_soon(
+            self._run, scope, hook_name, label, run, rewake, name=f"async hook {label}"
+        )
         return True
 
     def wind_down(self) -> None:
@@ -124,6 +137,7 @@ class BackgroundHooks:
         hook_name: str,
         label: str,
         run: Callable[[], Awaitable[HookResult]],
+        rewake: bool,
     ) -> None:
         try:
             with scope:
@@ -136,7 +150,10 @@ class BackgroundHooks:
                         result.error,
                         exc_info=result.exception,
                     )
-                for text in (result.system_message, result.additional_context):
+                said = [result.system_message, result.additional_context]
+                if rewake:
+                    said.append(result.blocking_error)
+                for text in said:
                     if text:
                         self.mailbox.put(hook_name, text)
             if scope.cancelled_caught:

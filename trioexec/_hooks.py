@@ -168,6 +168,9 @@ class HookEntry:
     run_async: bool = False
     """``async: true``: runs in the background of the run (:mod:`trioexec._hook_background`);
     the call does not wait for it and it cannot block, decide or rewrite the input."""
+    rewake: bool = False
+    """``asyncRewake: true`` (implies ``async``): its exit-2 stderr also reaches the model
+    with a later call (Claude Code wakes the model with it)."""
     _matches: Callable[[str], bool] = attrs.field(init=False, repr=False, eq=False)
 
     @_matches.default
@@ -263,6 +266,7 @@ class HookSet:
                 spec.timeout,
                 spec.condition,
                 spec.run_async,
+                spec.rewake,
             )
             for spec in specs
         )
@@ -392,7 +396,7 @@ def _start_in_background(
     for entry in entries:
         if entry.run_async:
             run = functools.partial(_run_entry, entry, hook_input, payload, cwd)
-            if background.start(hook_name, entry.label, run):
+            if background.start(hook_name, entry.label, run, rewake=entry.rewake):
                 continue
         waited.append(entry)
     return waited

@@ -244,6 +244,8 @@ class Settings:
                 handler["if"] = entry.condition
             if entry.run_async:
                 handler["async"] = True
+            if entry.rewake:
+                handler["asyncRewake"] = True
             group = {"matcher": entry.matcher or "", "hooks": [handler]}
             hooks.setdefault(entry.event, []).append(group)
         permissions = self.permissions
