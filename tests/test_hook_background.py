@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 import trio
+import trio.testing
 from helpers import alive, reaping
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trioexec import (
     CallContext,
@@ -363,3 +366,47 @@ async def test_an_async_rewake_hooks_exit_2_stderr_reaches_the_model_later(
     assert [(a.tool_use_id, a.text) for a in second.attachments] == [
         ("toolu_2", f"[{command}]: 3 tests failed\n")
     ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    hooks=st.lists(st.sampled_from([0.5, 2.0, 7.0, "raises", "silent"]), min_size=1, max_size=5),
+    grace=st.sampled_from([0.0, 1.0, 5.0]),
+)
+def test_async_hooks_end_with_their_run_and_each_message_arrives_once(
+    hooks: list[float | str], grace: float
+) -> None:
+    """Whatever async hooks do (finish early or late, raise, say nothing): every call is
+    answered, no hook is still running when its run returns, and what each hook that
+    finished within the grace said arrives exactly once, with the next call."""
+    running: list[int] = []
+
+    async def hook(data: HookInput) -> HookOutput | None:
+        index = int(data.tool_use_id.rpartition("_")[2])
+        behaviour = hooks[index] if data.tool_use_id.startswith("first") else "silent"
+        running.append(index)
+        try:
+            if behaviour == "raises":
+                raise RuntimeError("the hook crashed")
+            if behaviour == "silent":
+                return None
+            assert isinstance(behaviour, float)
+            await trio.sleep(behaviour)
+            return HookOutput(additional_context=f"done {index}")
+        finally:
+            running.remove(index)
+
+    async def main() -> None:
+        guard = guarded(async_entry("PostToolUse", hook), grace=grace)
+        uses = [ToolUse(f"first_{n}", "Probe", {}) for n in range(len(hooks))]
+        with trio.fail_after(600):
+            first = await run_tools(uses, [probe()], guard=guard)
+            assert [r.content for r in first.results] == ["x"] * len(hooks)
+            assert running == []
+            later = await run_tools([ToolUse("later_0", "Probe", {})], [probe()], guard=guard)
+            again = await run_tools([ToolUse("again_0", "Probe", {})], [probe()], guard=guard)
+        finished = [f"done {n}" for n, h in enumerate(hooks) if isinstance(h, float) and h < grace]
+        assert sorted(a.text for a in later.attachments) == sorted(finished)
+        assert again.attachments == ()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
