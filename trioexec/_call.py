@@ -151,7 +151,9 @@ class Call:
         compiled: its tool, compiled; None for an unknown tool or a refused id.
         admission: the verdict on its input (safety, parsed input or the issue).
         state: where it is in ``queued -> executing -> completed -> released``.
-        scope: its own cancel scope (set when it starts; interrupts cancel it).
+        started: it has started (moved to ``executing``); it stays True.
+        scope: its own cancel scope, set when an interruptible (``"cancel"``)
+            call starts (an interrupt cancels it); None for a ``"block"`` call.
         outcome: its answer, once it has one (first answer wins).
         returned: the tool's real answer, recorded the moment ``call`` returned,
             so a cancellation arriving in the post steps keeps it.
@@ -168,6 +170,7 @@ class Call:
     compiled: CompiledTool | None
     admission: Admission = NOT_ADMITTED
     state: CallState = "queued"
+    started: bool = False
     scope: trio.CancelScope | None = None
     outcome: CallOutcome | None = None
     returned: CallOutcome | None = None

@@ -11,7 +11,7 @@ Scopes, outermost first::
       sibling scope  (cascading tool error,  one per run, child of the turn scope
                       discard)
         nursery      (one per batch / one per streaming run)
-          call scope (Turn.interrupt)        one per call
+          call scope (Turn.interrupt)        one per "cancel" call ("block" calls have none)
 
 Cancelling the sibling scope never cancels the turn scope: a failing shell
 command stops its siblings, never the turn.  Nothing here calls back into the

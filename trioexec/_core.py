@@ -55,7 +55,14 @@ from ._timeouts import TimeoutWatch
 from ._turn import Turn
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+    from collections.abc import (
+        AsyncIterator,
+        Awaitable,
+        Callable,
+        Iterable,
+        Iterator,
+        Mapping,
+    )
     from pathlib import Path
 
     from ._call import Expiry
@@ -92,6 +99,7 @@ class RunCore:
         self.env = env
         self.turn = turn
         self.observers: ObserverSet = env.observers
+        self._observed = bool(env.observers)  # nobody observes: no event is built
         self.context: ContextState = context
         self.max_concurrency = max_concurrency
         self.policy = policy
@@ -292,14 +300,19 @@ class RunCore:
                 self.record_fault(exc, call)  # first: answering it must not start another
                 self.complete(call, _raised_outcome(call, exc), cascade=False)
                 raise
-        self._emit(call, "queued")
+        if self._observed:
+            self._emit(call, "queued")
         return call
 
     def blocked_reason(self, call: Call | None = None) -> CancelReason | None:
         """Why no new call (``call``, when given) may start now (None: it may start)."""
-        turn = self.turn  # an interrupt may spare "block" calls (Policy.interrupt_queued)
+        turn = self.turn
+        cancellation = self.cancellation
+        if cancellation.cause is None and not cancellation.faulted and not turn.interrupted:
+            return None  # nothing ever stopped the run (every stop records a cause or a fault)
+        # An interrupt may spare "block" calls (Policy.interrupt_queued).
         spared = self._spares_blocking and not turn.aborted and (call is None or call.blocks)
-        return self.cancellation.blocked_reason(turn_interrupted=turn.interrupted and not spared)
+        return cancellation.blocked_reason(turn_interrupted=turn.interrupted and not spared)
 
     def can_start(self, call: Call) -> bool:
         """SPEC §3 start rule plus the concurrency limit."""
@@ -326,37 +339,38 @@ class RunCore:
             yield call
 
     def mark_started(self, call: Call) -> None:
-        """Move ``call`` to ``executing`` and give it its own scope."""
+        """Move ``call`` to ``executing``; an interruptible call gets its own scope.
+
+        Only a ``"cancel"`` call needs a scope of its own (:meth:`on_interrupt`
+        cancels it alone); a ``"block"`` call is stopped only by the run's
+        scopes, so it runs in none of its own (a scope costs trio about as
+        much as the rest of the call's bookkeeping).
+        """
         call.state = "executing"
-        call.scope = trio.CancelScope()
+        call.started = True
+        if call.interrupt_behavior == "cancel":
+            call.scope = trio.CancelScope()
+        else:
+            self._executing_blocking += 1
         call.context_at_start = self.context
         self._executing.add(call)
-        if not call.safe:
+        if not call.admission.safe:
             self._executing_unsafe += 1
             self._unsafe_running = call.index
-        if call.interrupt_behavior != "cancel":
-            self._executing_blocking += 1
         self.in_progress.add(call.tool_use.id)
-        self._emit(call, "started")
-        self._update_interruptible()
+        if self._observed:
+            self._emit(call, "started")
+            self._update_interruptible()
 
     async def run_call(self, call: Call) -> None:
         """Task body of one call: its lifecycle inside its own scope."""
-        assert call.scope is not None
         outcome: CallOutcome | None = None
         try:
-            with call.scope:
-                outcome = await run_tool_use(
-                    call.tool_use,
-                    call.compiled,
-                    env=self.env,
-                    state=call.context_at_start or {},
-                    progress=lambda data: self.progress(call, data),
-                    on_returned=call.set_returned,
-                    on_timeout=lambda expiry: self._timed_out(call, expiry),
-                    admission=call.admission,
-                    answered=lambda: call.outcome is not None,
-                )
+            if call.scope is None:
+                outcome = await self._lifecycle(call)
+            else:
+                with call.scope:
+                    outcome = await self._lifecycle(call)
         except BaseException as exc:
             if _delivered_by_a_scope(exc):
                 self._note_outer_cancellation(exc)
@@ -387,6 +401,19 @@ class RunCore:
             self._finish_stopped(call)
         else:
             self.complete(call, outcome)
+
+    def _lifecycle(self, call: Call) -> Awaitable[CallOutcome | None]:
+        return run_tool_use(
+            call.tool_use,
+            call.compiled,
+            env=self.env,
+            state=call.context_at_start or {},
+            progress=lambda data: self.progress(call, data),
+            on_returned=call.set_returned,
+            on_timeout=lambda expiry: self._timed_out(call, expiry),
+            admission=call.admission,
+            answered=lambda: call.outcome is not None,
+        )
 
     def _finish_stopped(self, call: Call) -> None:
         if call.state != "executing":
@@ -426,10 +453,10 @@ class RunCore:
             return  # answered already, on its behalf, after it ignored cancellation
         if call.state == "executing":
             self._executing.discard(call)
-            if not call.safe:
+            if not call.admission.safe:
                 self._executing_unsafe -= 1
                 self._unsafe_running = None
-            if call.interrupt_behavior != "cancel":
+            if call.scope is None:  # a "block" call (only "cancel" calls have a scope)
                 self._executing_blocking -= 1
             if call.cancel_requested_at is not None:
                 self.watchdog.answered(call)
@@ -447,11 +474,14 @@ class RunCore:
                 detail=outcome.cancel_detail,
             )
         else:
-            self._emit(call, "completed", data=outcome.result)
+            if self._observed:
+                self._emit(call, "completed", data=outcome.result)
             if cascade and outcome.result.is_error and self._cascades(call):
                 self._start_cascade(call)
-        self._update_interruptible()
-        self.settle()
+        if self._observed:
+            self._update_interruptible()
+        self._release_ready()
+        self.on_settled()
 
     def settle(self) -> None:
         """Release what the gate allows, then let the front end start more calls."""
@@ -510,21 +540,23 @@ class RunCore:
         if outcome.cancel_reason == "sibling_error":
             # The description is settled now: every earlier call has an answer.
             outcome = call.outcome = self.cancellation.synthetic(
-                call, "sibling_error", started=call.scope is not None
+                call, "sibling_error", started=call.started
             )
         if outcome.stop_reason is not None and self.stop_reason is None:
             self.stop_reason = outcome.stop_reason
-        if call.scope is not None:  # it started (an id refused at admission never did)
+        if call.started:  # (an id refused at admission never did)
             self.in_progress.discard(call.tool_use.id)
         update = ResultUpdate(outcome.result, outcome.attachments)
         self.released.append(update)
-        self._deliver(update)
+        if self._send is not None:
+            self._deliver(update)
         # The modifier is user code that may raise: it runs once the answer is out.
         if outcome.context_modifier is not None:
             modifier = self.gate.at_release(call.index, outcome.context_modifier)
             if modifier is not None:
                 self._apply_modifier(call.tool_use.id, modifier)
-        self._emit(call, "released", data=outcome.result)
+        if self._observed:
+            self._emit(call, "released", data=outcome.result)
 
     def apply_pending_modifiers(self) -> None:
         """Batch path: apply a safe batch's modifiers in tool_use order, after the batch."""
@@ -645,7 +677,8 @@ class RunCore:
     # ------------------------------------------------------------ bookkeeping
 
     def _update_interruptible(self) -> None:
-        interruptible = bool(self._executing) and self._executing_blocking == 0
+        """Tell observers when :attr:`interruptible` changed (called only when observed)."""
+        interruptible = self.interruptible
         if interruptible != self._interruptible:
             self._interruptible = interruptible
             if self.observers:
@@ -654,7 +687,7 @@ class RunCore:
     @property
     def interruptible(self) -> bool:
         """Whether everything executing is interruptible (a UI may offer "Esc to cancel")."""
-        return self._interruptible
+        return bool(self._executing) and self._executing_blocking == 0
 
     def _emit(
         self,

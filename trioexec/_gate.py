@@ -78,6 +78,9 @@ class OrderedGate:
         """
         if self.order == "completion":
             return self._in_completion_order(calls, unsafe_running)
+        head = self._next_release
+        if head >= len(calls) or calls[head].state not in _AT_HEAD:
+            return _NOTHING  # the head is still executing: nothing moves (the common case)
         return self._in_arrival_order(calls)
 
     def _in_arrival_order(self, calls: Sequence[Call]) -> Iterator[Call]:
@@ -136,6 +139,12 @@ class OrderedGate:
         deferred = sorted(self._deferred, key=lambda item: item[0])
         self._deferred.clear()
         return deferred
+
+
+_AT_HEAD = frozenset({"completed", "queued"})
+"""The states in which the head call is offered in arrival order."""
+
+_NOTHING: Iterator[Call] = iter(())
 
 
 def _is_released(call: Call) -> bool:
