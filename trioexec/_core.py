@@ -144,6 +144,16 @@ class RunCore:
         """The attempt was abandoned: nothing is released any more."""
         return self.cancellation.discarded
 
+    # ------------------------------------------------------------------ runtime seam
+
+    def now(self) -> float:
+        """The run's clock: trio's (the asyncio twin in ``benchmarks/`` reads its loop's)."""
+        return trio.current_time()
+
+    def new_call_scope(self) -> trio.CancelScope:
+        """A fresh scope for one call (the asyncio twin gives its own scope type)."""
+        return trio.CancelScope()
+
     # ------------------------------------------------------------------ the run
 
     @asynccontextmanager
@@ -267,7 +277,7 @@ class RunCore:
         self._stop_executing("user_interrupted")
         self._answer_queued("user_interrupted", but=but)
         if self._run_scope is not None:
-            cancel_at_end_of_instant(self._run_scope, trio.current_time())
+            cancel_at_end_of_instant(self._run_scope, self.now())
 
     # ------------------------------------------------------------------ calls
 
@@ -349,7 +359,7 @@ class RunCore:
         call.state = "executing"
         call.started = True
         if call.interrupt_behavior == "cancel":
-            call.scope = trio.CancelScope()
+            call.scope = self.new_call_scope()
         else:
             self._executing_blocking += 1
         call.context_at_start = self.context
@@ -608,14 +618,14 @@ class RunCore:
     # ------------------------------------------------------------ cancellation
 
     def _start_cascade(self, call: Call) -> None:
-        now = trio.current_time()
+        now = self.now()
         self.cancellation.start_cascade(call, now)
         self._stop_executing("sibling_error")
         self._answer_queued("sibling_error")
 
     def on_interrupt(self) -> None:
         """The turn was interrupted: stop ``"cancel"`` calls, answer unstartable ones."""
-        now = trio.current_time()
+        now = self.now()
         for call in list(self._executing):
             if call.interrupt_behavior == "cancel" and call.scope is not None:
                 if call.cancel_reason is None:
@@ -634,7 +644,7 @@ class RunCore:
     def discard(self) -> None:
         """Abandon the run: cancel executing calls (if the policy says so), release nothing more."""
         cancels = self.policy.discard_cancels
-        if not self.cancellation.discard(trio.current_time(), cancel=cancels):
+        if not self.cancellation.discard(self.now(), cancel=cancels):
             return
         # Nothing is released from now on: a finished call the gate was holding
         # is no longer in progress (an executing one leaves when its task ends).
@@ -656,7 +666,7 @@ class RunCore:
     def _stop_executing(self, reason: CancelReason) -> None:
         """Record why every executing call is being stopped (its scope is cancelled)."""
         self.cancellation.record_cause(reason)
-        now = trio.current_time()
+        now = self.now()
         for call in self._executing:
             if call.cancel_reason is None:
                 call.cancel_reason = reason
@@ -699,7 +709,7 @@ class RunCore:
         detail: str | None = None,
     ) -> None:
         if self.observers:
-            event = CallEvent(trio.current_time(), call.tool_use.id, kind, data, reason, detail)
+            event = CallEvent(self.now(), call.tool_use.id, kind, data, reason, detail)
             self.observers.call_event(event)
 
 
@@ -718,6 +728,7 @@ def new_run_core(
     observers: Iterable[Observer],
     grace_period: float | None,
     tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
+    core_type: type[RunCore] | None = None,
 ) -> RunCore:
     """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
 
@@ -725,6 +736,7 @@ def new_run_core(
     safe batch's context modifiers to the end of the batch and answers calls
     that never start with the "doesn't want to take this action" text.  The
     streaming path ignores ``max_concurrency`` when the policy does not cap it.
+    ``core_type`` builds a RunCore subclass instead (the asyncio twin's).
 
     Raises:
         ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
@@ -741,7 +753,7 @@ def new_run_core(
     )
     batch = mode == "batch"
     limit = resolve_max_concurrency(max_concurrency)
-    return RunCore(
+    return (core_type or RunCore)(
         ToolRegistry.coerce(tools),
         env=env,
         turn=turn or Turn(),
