@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore, new_run_core
+from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore
 from ._errors import ConfigurationError
 from ._groups import unwrap_single
 from ._misuse import checked_tool_uses, require_trio
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import group_safe_runs
 from ._policy import Policy, resolve_policy
+from ._run import new_run_core, open_run
 from ._tool import ContextState, Tool
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ async def run_tools(
         grace_period=grace_period,
         tool_timeouts=tool_timeouts,
     )
-    async with core.open_run():
+    async with open_run(core):
         calls = _admit(core, tool_uses)
         # Calls answered at admission (refused ids) never run: no batch, no barrier.
         runnable = [call for call in calls if call.state == "queued"]

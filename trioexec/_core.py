@@ -8,68 +8,50 @@ and releases them through the ordered gate.  Its parts live next door:
 - ``_call``: the call record and its states;
 - ``_gate``: which completed calls may leave now (:class:`OrderedGate`);
 - ``_cancel``: the turn and sibling scopes, why calls are stopped, the
-  synthetic answers and the grace watchdog.
+  synthetic answers and the grace watchdog;
+- ``_run``: the core built from a front end's options, and ``open_run()``,
+  the frame both front ends run inside (the nursery outside the run's
+  scopes, the promise that every call is answered, what propagates).
 
-:meth:`RunCore.open_run` is the frame both front ends run inside: the nursery
-outside the run's scopes, the unwrapping of a lone exception, the promise
-that every call is answered, and the detach from the turn.  Apart from
-:meth:`~RunCore.run_call` and :meth:`~RunCore.open_run` nothing here awaits:
-the front ends call into the core at every state change.
+Apart from :meth:`~RunCore.run_call` nothing here awaits: the front ends
+call into the core at every state change.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
-import pathlib
-import sys
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 import trio
 
 from ._call import Call, CallOutcome, error_outcome, id_problem, unknown_tool_outcome
 from ._cancel import (
     DEFAULT_GRACE_PERIOD,
-    NEVER_STARTED_BATCH,
-    NEVER_STARTED_STREAMING,
     Cancellation,
     GraceWatchdog,
     cancel_at_end_of_instant,
+    delivered_by_a_scope,
+    raised_outcome,
 )
-from ._concurrency import resolve_max_concurrency
 from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._gate import OrderedGate, ResultOrder
-from ._groups import exception_name, is_cancellation, single_exception, split_cancelled
+from ._groups import split_cancelled
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
-from ._registry import ToolRegistry
-from ._texts import tool_use_error
-from ._timeouts import TimeoutWatch
-from ._turn import Turn
 
 if TYPE_CHECKING:
-    from collections.abc import (
-        AsyncIterator,
-        Awaitable,
-        Callable,
-        Iterable,
-        Iterator,
-        Mapping,
-    )
-    from pathlib import Path
+    from collections.abc import Awaitable, Callable, Iterator
 
     from ._call import Expiry
-    from ._events import Observer
-    from ._guard import GuardRails
-    from ._timeouts import ToolTimeouts
-    from ._tool import ContextModifier, ContextState, Tool
+    from ._registry import ToolRegistry
+    from ._tool import ContextModifier, ContextState
+    from ._turn import Turn
 
-__all__ = ["DEFAULT_GRACE_PERIOD", "Call", "ResultOrder", "RunCore", "new_run_core"]
+__all__ = ["DEFAULT_GRACE_PERIOD", "Call", "ResultOrder", "RunCore"]
 
 logger = logging.getLogger("trioexec")
 
@@ -122,7 +104,7 @@ class RunCore:
         self._interruptible = False
         self.faults: list[BaseException] = []
         """BaseExceptions user code raised during the run, in order: they propagate at its end."""
-        self._run_scope: trio.CancelScope | None = None
+        self.run_scope: trio.CancelScope | None = None
         self.on_settled: Callable[[], None] = _nothing
         self.observers.on_fault = self.record_fault
         self.turn._attach(self)  # the run/turn handshake
@@ -144,100 +126,6 @@ class RunCore:
 
     # ------------------------------------------------------------------ the run
 
-    @asynccontextmanager
-    async def open_run(self) -> AsyncIterator[trio.Nursery]:
-        """The frame of one run, for both front ends.
-
-        Yields a nursery outside the run's turn and sibling scopes: the grace
-        watchdog runs there if a call ever has to be watched, and the
-        streaming executor hosts its calls' task there.  The caller enters
-        the two scopes itself (in the task that owns the calls' nursery).
-
-        On the way out, whatever ended the run, every call gets its answer
-        (calls that never started are answered as such), deferred context
-        modifiers are applied and the run detaches from its turn.  Then one
-        rule decides what propagates (:meth:`_what_propagates`): the
-        BaseExceptions user code raised (one unwrapped, several in a group),
-        with the body's own exception, exactly as raised, if it raised one;
-        else cancellation from an enclosing scope as one plain ``Cancelled``.
-
-        On cancellation from outside, the calls are cancelled with the rest of
-        the nursery, answered, and ``Cancelled`` propagates.
-        """
-        body_error: BaseException | None = None
-        exit_error: BaseException | None = None
-        try:
-            async with trio.open_nursery() as nursery:
-                self._run_scope = nursery.cancel_scope
-                self.watchdog.nursery = nursery
-                if self.env.timeout_watch is not None:
-                    self.env.timeout_watch.nursery = nursery
-                try:
-                    yield nursery
-                except BaseException as exc:
-                    body_error = exc
-                    self._note_outer_cancellation(exc)
-                    if is_cancellation(exc):
-                        raise
-                    # The body's own exception stops the run like any other
-                    # stop, at the end of this instant; it propagates below.
-                    self._stop_run()
-        except BaseException as exc:  # decided below, once every call is answered
-            exit_error = exc
-        finally:
-            self.watchdog.nursery = None
-            if self.env.timeout_watch is not None:
-                self.env.timeout_watch.nursery = None
-            try:
-                if not self.discarded:  # a discarded attempt answers nothing for real
-                    self.answer_unstarted(self.blocked_reason() or "user_interrupted")
-                self.apply_pending_modifiers()
-            finally:
-                self.turn._detach(self)  # the run/turn handshake
-        propagate = self._what_propagates(exit_error, body_error)
-        if propagate is not None:
-            raise propagate from None
-        # Cancelled from outside while no task looked (every call shielded or
-        # done): the run still ends the way a cancelled trio call does.
-        await trio.lowlevel.checkpoint_if_cancelled()
-
-    def _what_propagates(
-        self, exit_error: BaseException | None, body_error: BaseException | None
-    ) -> BaseException | None:
-        """The one place that decides what leaves a run (docs/cancellation.md has the table).
-
-        - the body's own exception (not a cancellation), exactly as raised;
-        - every BaseException user code raised (:attr:`faults`): a lone one
-          unwrapped, several (or one beside the body's) in a ``BaseExceptionGroup``;
-        - else an enclosing scope's cancellation as a plain ``Cancelled``;
-        - else whatever else ended the run, a lone exception unwrapped.
-        """
-        raised = list(self.faults)
-        if (
-            body_error is not None
-            and not is_cancellation(body_error)
-            and not any(body_error is fault for fault in raised)
-        ):
-            if not raised:
-                return body_error  # the body's own exception, exactly as raised
-            raised.insert(0, body_error)
-        if len(raised) == 1:
-            return raised[0]
-        if raised:
-            return BaseExceptionGroup("several tool calls raised", raised)
-        if exit_error is None:
-            return None
-        if is_cancellation(exit_error):
-            return first_cancelled(exit_error)
-        if isinstance(exit_error, BaseExceptionGroup):
-            only = single_exception(exit_error)
-            if only is not None and not isinstance(only, trio.Cancelled):
-                return only
-            rest = exit_error.split(trio.Cancelled)[1]
-            if rest is not None:
-                return single_exception(rest) or rest
-        return exit_error
-
     def record_fault(self, exc: BaseException, call: Call | None = None) -> None:
         """User code raised a ``BaseException``: stop the run; it propagates at the end.
 
@@ -249,15 +137,15 @@ class RunCore:
         if any(exc is fault for fault in self.faults):
             return
         self.faults.append(exc)
-        self._stop_run(but=call)
+        self.stop_run(but=call)
 
-    def _stop_run(self, *, but: Call | None = None) -> None:
+    def stop_run(self, *, but: Call | None = None) -> None:
         """Stop the run at the end of this instant: nothing starts, everything is cancelled."""
         self.cancellation.faulted = True
         self._stop_executing("user_interrupted")
         self._answer_queued("user_interrupted", but=but)
-        if self._run_scope is not None:
-            cancel_at_end_of_instant(self._run_scope, trio.current_time())
+        if self.run_scope is not None:
+            cancel_at_end_of_instant(self.run_scope, trio.current_time())
 
     # ------------------------------------------------------------------ calls
 
@@ -288,7 +176,7 @@ class RunCore:
             except BaseException as exc:
                 self._emit(call, "queued")
                 self.record_fault(exc, call)  # first: answering it must not start another
-                self.complete(call, _raised_outcome(call, exc), cascade=False)
+                self.complete(call, raised_outcome(call, exc), cascade=False)
                 raise
         if self._observed:
             self._emit(call, "queued")
@@ -362,12 +250,12 @@ class RunCore:
                 with call.scope:
                     outcome = await self._lifecycle(call)
         except BaseException as exc:
-            if _delivered_by_a_scope(exc):
-                self._note_outer_cancellation(exc)
+            if delivered_by_a_scope(exc):
+                self.note_outer_cancellation(exc)
                 self._finish_stopped(call)
                 raise
             cancelled, failures = split_cancelled(exc)
-            if cancelled is not None and failures is not None and _delivered_by_a_scope(cancelled):
+            if cancelled is not None and failures is not None and delivered_by_a_scope(cancelled):
                 # The tool's own nursery failed while being cancelled: the
                 # cancellation wins; the failures are only logged.
                 logger.warning(
@@ -385,7 +273,7 @@ class RunCore:
             # tool had returned (a hook raised afterwards) keeps its result.
             self.record_fault(exc, call)  # first: answering it must not start another
             if call.state == "executing":
-                self.complete(call, call.returned or _raised_outcome(call, exc), cascade=False)
+                self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
             return
         if outcome is None:
             self._finish_stopped(call)
@@ -418,7 +306,7 @@ class RunCore:
         """The answer of a call whose own time limit stopped its call step."""
         return self.cancellation.synthetic(call, "timeout", started=True, expiry=expiry)
 
-    def _note_outer_cancellation(self, exc: BaseException) -> None:
+    def note_outer_cancellation(self, exc: BaseException) -> None:
         """A ``Cancelled`` none of the run's scopes explains: an enclosing scope stopped the run."""
         leaf = exc
         while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
@@ -693,56 +581,6 @@ class RunCore:
             self.observers.call_event(event)
 
 
-def new_run_core(
-    tools: ToolRegistry | Iterable[Tool[Any]],
-    *,
-    mode: Literal["batch", "stream"],
-    policy: Policy,
-    send: trio.MemorySendChannel[Update] | None,
-    turn: Turn | None,
-    context: Mapping[str, object] | None,
-    max_concurrency: int | None,
-    guard: GuardRails | None,
-    cwd: Path | None,
-    session_dir: Path | None,
-    observers: Iterable[Observer],
-    grace_period: float | None,
-    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
-) -> RunCore:
-    """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
-
-    ``mode`` decides what differs between the paths: the batch path defers a
-    safe batch's context modifiers to the end of the batch and answers calls
-    that never start with the "doesn't want to take this action" text.  The
-    streaming path ignores ``max_concurrency`` when the policy does not cap it.
-
-    Raises:
-        ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
-    """
-    env = CallEnv(
-        observers=ObserverSet(observers),
-        cwd=cwd or pathlib.Path.cwd(),
-        session_dir=session_dir,
-        guard=guard,
-        timeout_watch=TimeoutWatch(),
-        tool_timeouts=dict(tool_timeouts or {}),
-    )
-    batch = mode == "batch"
-    limit = resolve_max_concurrency(max_concurrency)
-    return RunCore(
-        ToolRegistry.coerce(tools),
-        env=env,
-        turn=turn or Turn(),
-        context=dict(context or {}),
-        max_concurrency=limit if batch or policy.cap_streaming else sys.maxsize,
-        send=send,
-        never_started_text=NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
-        defer_modifiers=batch,
-        grace_period=grace_period,
-        policy=policy,
-    )
-
-
 def _event_data(outcome: CallOutcome) -> ToolResult | None:
     """A sibling-error text is settled only at release; the other answers are final now."""
     return None if outcome.cancel_reason == "sibling_error" else outcome.result
@@ -750,26 +588,3 @@ def _event_data(outcome: CallOutcome) -> ToolResult | None:
 
 def _nothing() -> None:
     return None
-
-
-def _delivered_by_a_scope(exc: BaseException) -> bool:
-    """Whether ``exc`` is a cancellation some enclosing scope delivered.
-
-    A ``Cancelled`` (or a group of nothing else) while no scope around the
-    call is cancelled was raised by the tool itself, from a scope of its own:
-    it is the tool's own ``BaseException``, never absorbed as a cancellation.
-    """
-    return is_cancellation(exc) and trio.current_effective_deadline() == -math.inf
-
-
-def first_cancelled(exc: BaseException) -> BaseException:
-    """The first ``Cancelled`` of a group of cancellations (``exc`` itself if plain)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
-    """The answer to a call whose tool code raised a ``BaseException`` that stops the run."""
-    text = tool_use_error(f"Error: the tool raised {exception_name(exc)}; the run was stopped")
-    return error_outcome(call.tool_use.id, text)

@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ._call import unknown_tool_outcome
-from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore, new_run_core
+from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore
 from ._misuse import check_tool_use, require_trio
 from ._models import ToolUse, Update
 from ._policy import Policy, resolve_policy
+from ._run import new_run_core, open_run
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
@@ -254,7 +255,7 @@ async def open_streaming_executor(
     )
     executor = StreamingExecutor(core, receive)
     try:
-        async with core.open_run() as nursery:
+        async with open_run(core) as nursery:
             await nursery.start(executor._host)
             yield executor
             executor._close_input()
