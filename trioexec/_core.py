@@ -42,6 +42,7 @@ from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
+from ._start_rule import Executing
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
@@ -95,16 +96,13 @@ class RunCore:
         self.in_progress: set[str] = set()
         self.stop_reason: str | None = None
         self._send = send
-        self._executing: set[Call] = set()
+        self._executing = Executing(max_concurrency)
         self._ids: set[str] = set()
-        self._executing_unsafe = 0
-        self._executing_blocking = 0  # executing calls whose tool does not stop on interrupt
-        self._unsafe_running: int | None = None  # index of the executing unsafe call
         self._next_start = 0
         self._interruptible = False
         self.faults: list[BaseException] = []
         """BaseExceptions user code raised during the run, in order: they propagate at its end."""
-        self.run_scope: trio.CancelScope | None = None
+        self._run_scope: trio.CancelScope | None = None
         self.on_settled: Callable[[], None] = _nothing
         self.observers.on_fault = self.record_fault
         self.turn._attach(self)  # the run/turn handshake
@@ -124,6 +122,16 @@ class RunCore:
         """The attempt was abandoned: nothing is released any more."""
         return self.cancellation.discarded
 
+    # ------------------------------------------------------------------ runtime seam
+
+    def now(self) -> float:
+        """The run's clock: trio's (the asyncio twin in ``benchmarks/`` reads its loop's)."""
+        return trio.current_time()
+
+    def new_call_scope(self) -> trio.CancelScope:
+        """A fresh scope for one call (the asyncio twin gives its own scope type)."""
+        return trio.CancelScope()
+
     # ------------------------------------------------------------------ the run
 
     def record_fault(self, exc: BaseException, call: Call | None = None) -> None:
@@ -137,15 +145,15 @@ class RunCore:
         if any(exc is fault for fault in self.faults):
             return
         self.faults.append(exc)
-        self.stop_run(but=call)
+        self._stop_run(but=call)
 
-    def stop_run(self, *, but: Call | None = None) -> None:
+    def _stop_run(self, *, but: Call | None = None) -> None:
         """Stop the run at the end of this instant: nothing starts, everything is cancelled."""
         self.cancellation.faulted = True
         self._stop_executing("user_interrupted")
         self._answer_queued("user_interrupted", but=but)
-        if self.run_scope is not None:
-            cancel_at_end_of_instant(self.run_scope, trio.current_time())
+        if self._run_scope is not None:
+            cancel_at_end_of_instant(self._run_scope, self.now())
 
     # ------------------------------------------------------------------ calls
 
@@ -193,12 +201,13 @@ class RunCore:
         return cancellation.blocked_reason(turn_interrupted=turn.interrupted and not spared)
 
     def can_start(self, call: Call) -> bool:
-        """SPEC §3 start rule plus the concurrency limit."""
-        if len(self._executing) >= self.max_concurrency:
-            return False
-        if not self._executing:
-            return True
-        return call.safe and self._executing_unsafe == 0
+        """SPEC §3 start rule plus the concurrency limit (:class:`Executing`)."""
+        return self._executing.may_start(call)
+
+    @property
+    def has_queued(self) -> bool:
+        """Whether a call may still be waiting to start (no later call has started)."""
+        return self._next_start < len(self.calls)
 
     def next_startable(self) -> Iterator[Call]:
         """Queued calls that may start now, in arrival order (streaming)."""
@@ -227,14 +236,9 @@ class RunCore:
         call.state = "executing"
         call.started = True
         if call.interrupt_behavior == "cancel":
-            call.scope = trio.CancelScope()
-        else:
-            self._executing_blocking += 1
+            call.scope = self.new_call_scope()
         call.context_at_start = self.context
         self._executing.add(call)
-        if not call.admission.safe:
-            self._executing_unsafe += 1
-            self._unsafe_running = call.index
         self.in_progress.add(call.tool_use.id)
         if self._observed:
             self._emit(call, "started")
@@ -251,7 +255,7 @@ class RunCore:
                     outcome = await self._lifecycle(call)
         except BaseException as exc:
             if delivered_by_a_scope(exc):
-                self.note_outer_cancellation(exc)
+                self._note_outer_cancellation(exc)
                 self._finish_stopped(call)
                 raise
             cancelled, failures = split_cancelled(exc)
@@ -306,7 +310,7 @@ class RunCore:
         """The answer of a call whose own time limit stopped its call step."""
         return self.cancellation.synthetic(call, "timeout", started=True, expiry=expiry)
 
-    def note_outer_cancellation(self, exc: BaseException) -> None:
+    def _note_outer_cancellation(self, exc: BaseException) -> None:
         """A ``Cancelled`` none of the run's scopes explains: an enclosing scope stopped the run."""
         leaf = exc
         while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
@@ -330,12 +334,7 @@ class RunCore:
         if call.outcome is not None:
             return  # answered already, on its behalf, after it ignored cancellation
         if call.state == "executing":
-            self._executing.discard(call)
-            if not call.admission.safe:
-                self._executing_unsafe -= 1
-                self._unsafe_running = None
-            if call.scope is None:  # a "block" call (only "cancel" calls have a scope)
-                self._executing_blocking -= 1
+            self._executing.remove(call)
             if call.cancel_requested_at is not None:
                 self.watchdog.answered(call)
         call.state = "completed"
@@ -395,7 +394,7 @@ class RunCore:
     def _release_ready(self) -> None:
         if self.discarded:
             return
-        released = self.gate.releasable(self.calls, unsafe_running=self._unsafe_running)
+        released = self.gate.releasable(self.calls, unsafe_running=self._executing.unsafe_running)
         for call in released:
             if call.state == "queued" and not self._settle_unstartable(call):
                 break
@@ -486,14 +485,14 @@ class RunCore:
     # ------------------------------------------------------------ cancellation
 
     def _start_cascade(self, call: Call) -> None:
-        now = trio.current_time()
+        now = self.now()
         self.cancellation.start_cascade(call, now)
         self._stop_executing("sibling_error")
         self._answer_queued("sibling_error")
 
     def on_interrupt(self) -> None:
         """The turn was interrupted: stop ``"cancel"`` calls, answer unstartable ones."""
-        now = trio.current_time()
+        now = self.now()
         for call in list(self._executing):
             if call.interrupt_behavior == "cancel" and call.scope is not None:
                 if call.cancel_reason is None:
@@ -512,7 +511,7 @@ class RunCore:
     def discard(self) -> None:
         """Abandon the run: cancel executing calls (if the policy says so), release nothing more."""
         cancels = self.policy.discard_cancels
-        if not self.cancellation.discard(trio.current_time(), cancel=cancels):
+        if not self.cancellation.discard(self.now(), cancel=cancels):
             return
         # Nothing is released from now on: a finished call the gate was holding
         # is no longer in progress (an executing one leaves when its task ends).
@@ -534,7 +533,7 @@ class RunCore:
     def _stop_executing(self, reason: CancelReason) -> None:
         """Record why every executing call is being stopped (its scope is cancelled)."""
         self.cancellation.record_cause(reason)
-        now = trio.current_time()
+        now = self.now()
         for call in self._executing:
             if call.cancel_reason is None:
                 call.cancel_reason = reason
@@ -565,7 +564,7 @@ class RunCore:
     @property
     def interruptible(self) -> bool:
         """Whether everything executing is interruptible (a UI may offer "Esc to cancel")."""
-        return bool(self._executing) and self._executing_blocking == 0
+        return self._executing.interruptible
 
     def _emit(
         self,
@@ -577,7 +576,7 @@ class RunCore:
         detail: str | None = None,
     ) -> None:
         if self.observers:
-            event = CallEvent(trio.current_time(), call.tool_use.id, kind, data, reason, detail)
+            event = CallEvent(self.now(), call.tool_use.id, kind, data, reason, detail)
             self.observers.call_event(event)
 
 

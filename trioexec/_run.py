@@ -61,6 +61,7 @@ def new_run_core(
     observers: Iterable[Observer],
     grace_period: float | None,
     tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
+    core_type: type[RunCore] | None = None,
 ) -> RunCore:
     """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
 
@@ -68,6 +69,7 @@ def new_run_core(
     safe batch's context modifiers to the end of the batch and answers calls
     that never start with the "doesn't want to take this action" text.  The
     streaming path ignores ``max_concurrency`` when the policy does not cap it.
+    ``core_type`` builds a RunCore subclass instead (the asyncio twin's).
 
     Raises:
         ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
@@ -82,7 +84,7 @@ def new_run_core(
     )
     batch = mode == "batch"
     limit = resolve_max_concurrency(max_concurrency)
-    return RunCore(
+    return (core_type or RunCore)(
         ToolRegistry.coerce(tools),
         env=env,
         turn=turn or Turn(),
@@ -120,7 +122,7 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
     exit_error: BaseException | None = None
     try:
         async with trio.open_nursery() as nursery:
-            core.run_scope = nursery.cancel_scope
+            core._run_scope = nursery.cancel_scope
             core.watchdog.nursery = nursery
             if core.env.timeout_watch is not None:
                 core.env.timeout_watch.nursery = nursery
@@ -128,12 +130,12 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
                 yield nursery
             except BaseException as exc:
                 body_error = exc
-                core.note_outer_cancellation(exc)
+                core._note_outer_cancellation(exc)
                 if is_cancellation(exc):
                     raise
                 # The body's own exception stops the run like any other
                 # stop, at the end of this instant; it propagates below.
-                core.stop_run()
+                core._stop_run()
     except BaseException as exc:  # decided below, once every call is answered
         exit_error = exc
     finally:

@@ -73,7 +73,8 @@ class StreamingExecutor:
             RuntimeError: called after :meth:`remaining` or after the executor closed.
         """
         core = self._core
-        check_tool_use(tool_use, where=f"add_tool: call #{len(core.calls)} (0-based)")
+        if type(tool_use) is not ToolUse:  # the message is written only when needed
+            check_tool_use(tool_use, where=f"add_tool: call #{len(core.calls)} (0-based)")
         if self._closed:
             raise RuntimeError("add_tool() on a closed executor: its async with block has exited")
         if self._input_closed and not core.discarded:
@@ -151,7 +152,7 @@ class StreamingExecutor:
 
     def _on_settled(self) -> None:
         core = self._core
-        if self._nursery is not None:
+        if self._nursery is not None and core.has_queued:
             for call in core.next_startable():
                 self._nursery.start_soon(core.run_call, call)
         if not self._input_closed or core.executing_count:

@@ -55,12 +55,12 @@ if TYPE_CHECKING:
 __all__ = ["run_scenario", "run_scenario_sync", "scripted_tool"]
 
 
-def scripted_tool(spec: ToolSpec) -> ScriptedTool:
-    """The scripted tool a ``tools`` entry describes."""
+def scripted_tool(spec: ToolSpec, *, tool_type: type[ScriptedTool] | None = None) -> ScriptedTool:
+    """The scripted tool a ``tools`` entry describes (``tool_type``: a ScriptedTool subclass)."""
     # Imported here: trioexec.testing re-exports this module's functions.
     from ..testing._scripted import ScriptedTool
 
-    return ScriptedTool(
+    return (tool_type or ScriptedTool)(
         spec.name,
         concurrency_safe=spec.concurrency_safe,
         interrupt_behavior=spec.interrupt_behavior,

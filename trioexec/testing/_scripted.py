@@ -187,6 +187,10 @@ class ScriptedTool(Tool["ScriptedInput"]):
             return match_bash_rule(content, pattern, behavior=behavior)
         return False
 
+    async def wait(self, seconds: float) -> None:
+        """How the script waits: ``trio.sleep`` (a subclass may wait on another event loop)."""
+        await trio.sleep(seconds)
+
     async def call(
         self,
         input: ScriptedInput,  # noqa: A002
@@ -196,14 +200,14 @@ class ScriptedTool(Tool["ScriptedInput"]):
         """Run the script: sleep, steps in order, then output or error."""
         sleep = input.get("sleep")
         if isinstance(sleep, (int, float)):
-            await trio.sleep(sleep)
+            await self.wait(sleep)
         updates: dict[str, object] = {}
         steps = input.get("steps")
         for step in steps if isinstance(steps, list) else ():
             if not isinstance(step, dict):
                 continue
             if "sleep" in step and isinstance(step["sleep"], (int, float)):
-                await trio.sleep(step["sleep"])
+                await self.wait(step["sleep"])
             elif "progress" in step:
                 progress(step["progress"])
             elif "context" in step and isinstance(step["context"], dict):

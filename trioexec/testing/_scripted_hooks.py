@@ -75,10 +75,7 @@ class ScriptedHook:
             HookBlockingError: ``error`` is set and ``blocking`` is true.
             ScriptedHookError: ``error`` is set and ``blocking`` is false.
         """
-        if self.sleep > 0:
-            await trio.sleep(self.sleep)
-        else:
-            await trio.lowlevel.checkpoint()
+        await self.wait()
         if self.error is not None:
             if self.blocking:
                 raise HookBlockingError(self.error)
@@ -92,6 +89,13 @@ class ScriptedHook:
             additional_context=self.additional_context,
         )
         return None if output == HookOutput() else output
+
+    async def wait(self) -> None:
+        """Sleep ``sleep`` seconds (a checkpoint when 0); a subclass may use another event loop."""
+        if self.sleep > 0:
+            await trio.sleep(self.sleep)
+        else:
+            await trio.lowlevel.checkpoint()
 
     def __repr__(self) -> str:
         fields = attrs.asdict(self, recurse=False)

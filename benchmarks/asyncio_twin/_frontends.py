@@ -1,0 +1,291 @@
+"""The two front ends on asyncio: ``run_tools`` (the batch path) and the streaming executor.
+
+Same signatures as trioexec's, except that ``updates`` is an unbounded
+``asyncio.Queue`` (it receives :data:`~benchmarks.asyncio_twin._core.END`
+never: ``run_tools`` leaves the queue open, as trioexec leaves its channel
+open) and :meth:`StreamingExecutor.remaining` is an async iterator over the
+executor's queue.  Partitioning, admission and ``RunOutcome`` are trioexec's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from trioexec._batch import RunOutcome, _admit
+from trioexec._call import unknown_tool_outcome
+from trioexec._cancel import DEFAULT_GRACE_PERIOD
+from trioexec._errors import ConfigurationError
+from trioexec._misuse import check_tool_use, checked_tool_uses
+from trioexec._partition import group_safe_runs
+from trioexec._policy import Policy, resolve_policy
+
+from ._core import END, Turn, TwinRunCore, new_twin_core
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+    from pathlib import Path
+
+    from trioexec._call import Call
+    from trioexec._events import Observer
+    from trioexec._gate import ResultOrder
+    from trioexec._guard import GuardRails
+    from trioexec._models import ToolUse, Update
+    from trioexec._registry import ToolRegistry
+    from trioexec._texts import SyntheticTexts
+    from trioexec._timeouts import ToolTimeouts
+    from trioexec._tool import ContextState, Tool
+
+__all__ = ["RunOutcome", "StreamingExecutor", "open_streaming_executor", "run_tools"]
+
+
+async def run_tools(
+    tool_uses: Sequence[ToolUse],
+    tools: ToolRegistry | Iterable[Tool[Any]],
+    *,
+    turn: Turn | None = None,
+    context: Mapping[str, object] | None = None,
+    max_concurrency: int | None = None,
+    guard: GuardRails | None = None,
+    cwd: Path | None = None,
+    session_dir: Path | None = None,
+    observers: Iterable[Observer] = (),
+    updates: asyncio.Queue[Any] | None = None,
+    grace_period: float | None = DEFAULT_GRACE_PERIOD,
+    policy: Policy | None = None,
+    synthetic_texts: SyntheticTexts | None = None,
+    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
+) -> RunOutcome:
+    """trioexec's ``run_tools`` on asyncio: batch by batch, every call answered once.
+
+    Args:
+        tool_uses / tools / turn / context / max_concurrency / guard / cwd /
+            session_dir / observers / grace_period / policy / synthetic_texts /
+            tool_timeouts: as for ``trioexec.run_tools`` (``turn`` is the
+            twin's :class:`Turn`).
+        updates: an unbounded ``asyncio.Queue`` receiving progress at once and
+            each result as it is released.
+
+    Returns:
+        The released results, one per tool_use in tool_use order, and the context.
+
+    Raises:
+        ConfigurationError: a bounded ``updates`` queue or a bad ``max_concurrency``.
+        asyncio.CancelledError: the task running it was cancelled; every call
+            was answered on ``updates`` first.
+    """
+    tool_uses = checked_tool_uses(tool_uses)
+    if updates is not None and updates.maxsize > 0:
+        raise ConfigurationError("the updates queue must be unbounded (maxsize 0)")
+    core = new_twin_core(
+        tools, mode="batch", policy=resolve_policy(policy, synthetic_texts=synthetic_texts),
+        send=updates, turn=turn, context=context, max_concurrency=max_concurrency, guard=guard,
+        cwd=cwd, session_dir=session_dir, observers=observers, grace_period=grace_period,
+        tool_timeouts=tool_timeouts,
+    )  # fmt: skip
+    async with core.open_run():
+        calls = _admit(core, tool_uses)
+        runnable = [call for call in calls if call.state == "queued"]
+        batches = group_safe_runs([(call, call.safe) for call in runnable])
+        slots = asyncio.Semaphore(core.max_concurrency)
+        with core.turn_scope, core.sibling_scope:  # type: ignore[attr-defined]
+            for _, batch in batches:
+                if core.blocked_reason() is not None:
+                    break
+                await _run_batch(core, batch, slots)
+                core.apply_pending_modifiers()
+    return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
+
+
+async def _run_batch(core: TwinRunCore, calls: Sequence[Call], slots: asyncio.Semaphore) -> None:
+    """One batch in its own TaskGroup; a semaphore fills the slots in tool_use order."""
+    async with asyncio.TaskGroup() as group:
+        for call in calls:
+            if call.state != "queued":
+                continue
+            await slots.acquire()
+            if core.blocked_reason() is not None:
+                slots.release()
+                break
+            core.mark_started(call)
+            group.create_task(_run_with_slot(core, call, slots))
+
+
+async def _run_with_slot(core: TwinRunCore, call: Call, slots: asyncio.Semaphore) -> None:
+    try:
+        await core.run_call(call)
+    finally:
+        slots.release()
+
+
+class StreamingExecutor:
+    """trioexec's streaming executor on asyncio; see :func:`open_streaming_executor`."""
+
+    def __init__(self, core: TwinRunCore, queue: asyncio.Queue[Any]) -> None:
+        self._core = core
+        self._queue = queue
+        self._group: asyncio.TaskGroup | None = None
+        self._input_closed = False
+        self._closed = False
+        self._ended = False
+        self._idle = asyncio.Event()
+        core.on_settled = self._on_settled
+
+    def add_tool(self, tool_use: ToolUse) -> None:
+        """Queue a sealed tool_use; it may start at once.  Synchronous, never blocks.
+
+        Raises:
+            TypeError: ``tool_use`` is not a ``ToolUse``.
+            RuntimeError: called after :meth:`remaining` or after the executor closed.
+        """
+        core = self._core
+        check_tool_use(tool_use, where=f"add_tool: call #{len(core.calls)} (0-based)")
+        if self._closed:
+            raise RuntimeError("add_tool() on a closed executor: its async with block has exited")
+        if self._input_closed and not core.discarded:
+            raise RuntimeError("add_tool() after remaining(): the model's response has ended")
+        call = core.new_call(tool_use)
+        if call.state != "queued":
+            return
+        if core.discarded:
+            core.complete_without_starting(call, "streaming_fallback")
+            return
+        if call.compiled is None:
+            core.complete(call, unknown_tool_outcome(tool_use))
+            return
+        reason = core.blocked_reason(call)
+        if reason is not None:
+            core.complete_without_starting(call, reason)
+        core.settle()
+
+    def drain_nowait(self) -> list[Update]:
+        """Every update deliverable now: progress, and results the gate has released."""
+        drained: list[Update] = []
+        while not self._ended:
+            try:
+                item = self._queue.get_nowait()
+            except asyncio.QueueEmpty:
+                break
+            if item is END:
+                self._ended = True
+                break
+            drained.append(item)
+        return drained
+
+    def remaining(self) -> AsyncIterator[Update]:
+        """The model's response has ended: iterate this for everything still to come."""
+        self._input_closed = True
+        self._core.settle()
+        return self._rest()
+
+    async def _rest(self) -> AsyncIterator[Update]:
+        while not self._ended:
+            item = await self._queue.get()
+            if item is END:
+                self._ended = True
+                return
+            yield item
+
+    def discard(self) -> None:
+        """Abandon this attempt: cancel executing calls, release nothing more."""
+        self._input_closed = True
+        self._core.discard()
+
+    @property
+    def context(self) -> ContextState:
+        """The shared context, with released calls' modifiers applied in release order."""
+        return self._core.context
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Set when a hook asked the agent loop to stop after this turn."""
+        return self._core.stop_reason
+
+    @property
+    def result_limits(self) -> dict[str, float]:
+        """tool_use id -> its tool's ``max_result_size_chars``."""
+        return self._core.result_limits()
+
+    @property
+    def in_progress_ids(self) -> frozenset[str]:
+        """tool_use ids started but not yet released."""
+        return frozenset(self._core.in_progress)
+
+    def _on_settled(self) -> None:
+        core = self._core
+        if self._group is not None:
+            for call in core.next_startable():
+                try:
+                    self._group.create_task(core.run_call(call))
+                except RuntimeError:  # the group is shutting down: answered at the end
+                    break
+        if not self._input_closed or core.executing_count:
+            return
+        if core.all_released:
+            core.close_output()
+            self._idle.set()
+        elif core.discarded:
+            self._idle.set()
+
+    async def _host(self, started: asyncio.Future[None]) -> None:
+        """Owns the turn scope, the sibling scope and the calls' TaskGroup."""
+        core = self._core
+        try:
+            with core.turn_scope, core.sibling_scope:  # type: ignore[attr-defined]
+                async with asyncio.TaskGroup() as group:
+                    self._group = group
+                    try:
+                        started.set_result(None)
+                        core.settle()
+                        await self._idle.wait()
+                    finally:
+                        self._group = None
+        finally:
+            self._group = None
+        core.settle()
+
+
+@asynccontextmanager
+async def open_streaming_executor(
+    tools: ToolRegistry | Iterable[Tool[Any]],
+    *,
+    turn: Turn | None = None,
+    context: Mapping[str, object] | None = None,
+    max_concurrency: int | None = None,
+    guard: GuardRails | None = None,
+    policy: Policy | None = None,
+    result_order: ResultOrder | None = None,
+    cwd: Path | None = None,
+    session_dir: Path | None = None,
+    observers: Iterable[Observer] = (),
+    grace_period: float | None = DEFAULT_GRACE_PERIOD,
+    synthetic_texts: SyntheticTexts | None = None,
+    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
+) -> AsyncIterator[StreamingExecutor]:
+    """trioexec's ``open_streaming_executor`` on asyncio (same options and semantics).
+
+    Raises:
+        ConfigurationError: an invalid ``max_concurrency``, ``policy`` or ``result_order``.
+        asyncio.CancelledError: the task was cancelled (every call answered first).
+    """
+    run_policy = resolve_policy(policy, result_order=result_order, synthetic_texts=synthetic_texts)
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    core = new_twin_core(
+        tools, mode="stream", policy=run_policy, send=queue, turn=turn, context=context,
+        max_concurrency=max_concurrency, guard=guard, cwd=cwd, session_dir=session_dir,
+        observers=observers, grace_period=grace_period, tool_timeouts=tool_timeouts,
+    )  # fmt: skip
+    executor = StreamingExecutor(core, queue)
+    try:
+        async with core.open_run() as group:
+            started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            group.create_task(executor._host(started))
+            await started
+            yield executor
+            executor._input_closed = True
+            core.settle()
+    finally:
+        executor._closed = True
+        if core.all_released:
+            core.close_output()

@@ -1,0 +1,462 @@
+"""One tool call end to end on asyncio (trioexec's ``_lifecycle`` and ``_guard``, SPEC §4-6).
+
+The steps and every decision are trioexec's: validation (``validate``,
+``input_error_text``), the file-access denial, the permission chain
+(``check_permission_chain``), the hooks' aggregation (``aggregate``,
+``result_from_output``) and records (``_guard``'s helpers), result mapping and
+the size rules (``_results``).  Rewritten: the awaiting.  Hooks run in an
+``asyncio.TaskGroup``, each under ``asyncio.timeout``; a call step with a time
+limit runs inside ``asyncio.timeout`` driven by the twin's
+:class:`~benchmarks.asyncio_twin._core.TimeoutWatch`; a persisted result is
+written with blocking calls (no shield is needed: nothing awaits).
+
+Only Python hooks run here: command and HTTP hooks are answered with a
+non-blocking error (the twin has no subprocess layer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from trioexec._call import NOT_ADMITTED, Admission, CallOutcome, error_outcome, unknown_tool_outcome
+from trioexec._events import CallEvent
+from trioexec._file_access import denial_before_validation
+from trioexec._format_error import exception_text, format_tool_error
+from trioexec._guard import (
+    _NO_OUTCOME,
+    _NOTHING_AFTER,
+    PostToolUseVerdict,
+    PreToolUseVerdict,
+    _attachments,
+    _hook_input,
+    _if_matcher,
+    _observable,
+    _revalidate,
+    _stopped,
+)
+from trioexec._hook_output import HookBlockingError, HookOutput, HookResult, aggregate
+from trioexec._hook_output import result_from_output as _result_from_output
+from trioexec._hooks import CommandHook, HookEntry, HookEvent, HookInput
+from trioexec._lifecycle import _still_safe, _tool_permission_only, _with_post
+from trioexec._models import Attachment, ToolResult, ToolUse, content_to_api
+from trioexec._permissions import check_permission_chain
+from trioexec._results import (
+    _write_new_file_sync,
+    content_size,
+    empty_placeholder,
+    has_image,
+    is_content_empty,
+    is_persisted,
+    persistence_threshold,
+    plan_persistence,
+)
+from trioexec._texts import (
+    REJECT_MESSAGE,
+    STOPPED_BY_HOOK,
+    STOPPED_BY_POST_TOOL_USE_HOOK,
+    permission_denied_message,
+    permission_not_granted_message,
+    tool_use_error,
+)
+from trioexec._timeouts import resolve_limits
+from trioexec._tool import CallContext, ContextModifier, ContextState, ProgressSender, ToolOutput
+from trioexec._validation import CompiledTool, input_error_text, validate
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from trioexec._call import Expiry
+    from trioexec._guard import GuardRails
+    from trioexec._lifecycle import CallEnv
+    from trioexec._tool import Tool
+
+__all__ = ["after_call", "authorize_call", "run_hooks", "run_tool_use", "write_exclusive_sync"]
+
+logger = logging.getLogger("trioexec")
+
+
+def _raise_if_cancel_requested() -> None:
+    """trio's ``checkpoint_if_cancelled`` for one case: a cancel the code swallowed."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+async def run_tool_use(
+    tool_use: ToolUse,
+    compiled: CompiledTool | None,
+    *,
+    env: CallEnv,
+    state: ContextState,
+    progress: ProgressSender,
+    on_returned: Callable[[CallOutcome], None],
+    on_timeout: Callable[[Expiry], CallOutcome] | None = None,
+    admission: Admission | None = None,
+    answered: Callable[[], bool] = lambda: False,
+) -> CallOutcome | None:
+    """trioexec's ``run_tool_use`` on asyncio: same steps, same answers.
+
+    Raises:
+        asyncio.CancelledError: the call's scope (or an enclosing one) was cancelled.
+    """
+    tool_id = tool_use.id
+    if compiled is None:
+        return unknown_tool_outcome(tool_use)
+    tool = compiled.tool
+    if admission is None or admission is NOT_ADMITTED:
+        parsed, issue = validate(compiled, tool_use.input)
+    else:
+        parsed, issue = admission.parsed, admission.issue
+    if issue is not None:
+        return error_outcome(tool_id, input_error_text(tool, issue))
+    guard = env.guard
+    ctx = CallContext(
+        tool_use=tool_use,
+        state=state,
+        cwd=env.cwd,
+        session_dir=env.session_dir,
+        permissions=guard.permissions if guard is not None else None,
+    )
+    denial = denial_before_validation(tool, parsed, ctx)
+    if denial is not None:
+        return error_outcome(tool_id, denial)
+    try:
+        semantic_error = await tool.validate_input(parsed, ctx)
+    except Exception as exc:
+        semantic_error = format_tool_error(exc)
+    if semantic_error is not None:
+        return error_outcome(tool_id, tool_use_error(semantic_error))
+
+    raw_input = tool_use.input
+    attachments: tuple[Attachment, ...] = ()
+    stop_reason: str | None = None
+    if guard is None:
+        try:
+            denial = await _tool_permission_only(tool, parsed, ctx)
+        except Exception as exc:
+            denial = format_tool_error(exc)
+        if denial is not None:
+            return error_outcome(tool_id, denial)
+    else:
+        try:
+            verdict = await authorize_call(guard, compiled, tool_use, parsed, ctx)
+        except Exception as exc:
+            return error_outcome(tool_id, format_tool_error(exc))
+        attachments, stop_reason = verdict.attachments, verdict.stop_reason
+        if not verdict.allowed:
+            text = verdict.message or permission_denied_message(tool.name)
+            return CallOutcome(
+                ToolResult(tool_id, text, is_error=True), attachments, stop_reason=stop_reason
+            )
+        if verdict.input != raw_input:
+            raw_input = verdict.input
+            parsed = verdict.parsed_input
+            started_as_safe = admission is not None and admission.safe
+            if started_as_safe and not _still_safe(tool, parsed):
+                text = tool_use_error(
+                    "Error: a hook replaced the input with one that is not concurrency-safe "
+                    "while the call runs beside others; the call was not run"
+                )
+                return CallOutcome(
+                    ToolResult(tool_id, text, is_error=True), attachments, stop_reason=stop_reason
+                )
+
+    _raise_if_cancel_requested()  # the last gate before the tool does anything
+    if answered():
+        return None
+    observers = env.observers
+    loop = asyncio.get_running_loop()
+    if observers:
+        observers.call_event(CallEvent(loop.time(), tool_id, "call_began"))
+    limits = resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
+    watch: Any = env.timeout_watch
+    try:
+        if limits is None or watch is None:
+            output = await tool.call(parsed, ctx, progress)
+        else:
+            expiry: Expiry | None = None
+            try:
+                async with asyncio.timeout(None) as timer:
+                    watch.arm(tool_id, timer, limits)
+                    try:
+                        output = await tool.call(parsed, ctx, progress)
+                    finally:
+                        expiry = watch.disarm(tool_id)
+            except TimeoutError:
+                if expiry is None:  # the tool's own TimeoutError: a failure like any other
+                    raise
+                assert on_timeout is not None
+                return on_timeout(expiry)
+    except Exception as exc:
+        failure = format_tool_error(exc)
+        outcome = CallOutcome(
+            ToolResult(tool_id, failure, is_error=True), attachments, stop_reason=stop_reason
+        )
+        on_returned(outcome)
+        if guard is not None and guard.hooks.entries:
+            after = await after_call(
+                guard, tool, tool_use, raw_input, response=None, error=failure,
+                cwd=env.cwd, parsed_input=parsed,
+            )  # fmt: skip
+            outcome = _with_post(outcome, after)
+        return outcome
+    finally:
+        if observers:
+            observers.call_event(CallEvent(loop.time(), tool_id, "call_ended"))
+
+    modifier: ContextModifier | None = None
+    if isinstance(output, ToolOutput):
+        modifier = output.context_modifier
+        output = output.value
+    try:
+        result = ToolResult(tool_id, tool.map_result(output))
+    except Exception as exc:
+        result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
+    else:
+        result = finalize_sync(tool, result, env.session_dir)
+    outcome = CallOutcome(result, attachments, modifier, stop_reason)
+    on_returned(outcome)
+    if guard is not None and guard.hooks.entries:
+        try:
+            response = tool.tool_response(parsed, output)
+        except Exception:
+            logger.warning("tool_response of %s failed", tool.name, exc_info=True)
+            response = None
+        after = await after_call(
+            guard, tool, tool_use, raw_input, response=result, cwd=env.cwd,
+            tool_response=response, parsed_input=parsed,
+        )  # fmt: skip
+        if after.updated_mcp_tool_output is not None:
+            try:
+                replaced = ToolResult(tool_id, tool.map_result(after.updated_mcp_tool_output))
+            except Exception as exc:
+                replaced = ToolResult(tool_id, format_tool_error(exc), is_error=True)
+            else:
+                replaced = finalize_sync(tool, replaced, env.session_dir)
+            outcome = attrs.evolve(outcome, result=replaced)
+        outcome = _with_post(outcome, after)
+    return outcome
+
+
+def write_exclusive_sync(path: Path, data: str) -> bool:
+    """trioexec's ``write_exclusive`` with blocking calls (as trioexec does under a MockClock)."""
+    return _write_new_file_sync(path, data, data.encode("utf-8", "backslashreplace"))
+
+
+def finalize_sync(tool: Tool[Any], result: ToolResult, session_dir: Path | None) -> ToolResult:
+    """Step 9 (SPEC §7): the empty placeholder and per-call persistence, without awaiting."""
+    content = result.content
+    if is_content_empty(content):
+        return attrs.evolve(result, content=empty_placeholder(tool.name))
+    if (
+        result.is_error
+        or session_dir is None
+        or has_image(content)
+        or is_persisted(content)
+        or content_size(content) <= persistence_threshold(tool.max_result_size_chars)
+    ):
+        return result
+    plan = plan_persistence(content, result.tool_use_id, session_dir)
+    try:
+        write_exclusive_sync(plan.path, plan.data)
+    except FileExistsError:
+        logger.warning(
+            "kept the result of %r inline: %s already holds other contents",
+            result.tool_use_id,
+            plan.path,
+        )
+        return result
+    except OSError:
+        logger.warning("could not persist the result of %r to %s", result.tool_use_id, plan.path)
+        return result
+    return attrs.evolve(result, content=plan.replacement)
+
+
+# ---------------------------------------------------------------- guard rails
+
+
+async def authorize_call(
+    guard: GuardRails,
+    compiled: CompiledTool,
+    tool_use: ToolUse,
+    parsed_input: object,
+    ctx: CallContext,
+) -> PreToolUseVerdict:
+    """trioexec's ``authorize_call``: PreToolUse hooks, then the permission chain."""
+    await asyncio.sleep(0)
+    tool = compiled.tool
+    permissions = guard.permissions
+    if ctx.permissions is not permissions:
+        ctx = attrs.evolve(ctx, permissions=permissions)
+    raw: Mapping[str, Any] = tool_use.input
+    observed = _observable(tool, raw, ctx.cwd)
+    speculative = getattr(tool, "speculative_permission_check", None)
+    entries = (
+        guard.hooks.matching(
+            "PreToolUse", tool.name, condition=_if_matcher(tool, parsed_input, ctx)
+        )
+        if guard.hooks.entries
+        else ()
+    )
+    tool_check = None
+    if entries:
+        hook_input = _hook_input(guard, "PreToolUse", tool, tool_use, observed, str(ctx.cwd))
+        if speculative is None:
+            outcome = aggregate(await run_hooks(entries, hook_input), "PreToolUse", tool.name)
+        else:
+            async with asyncio.TaskGroup() as group:
+                check = group.create_task(_speculate(speculative, tool.name, parsed_input, ctx))
+                outcome = aggregate(await run_hooks(entries, hook_input), "PreToolUse", tool.name)
+                if outcome.decision == "deny" or outcome.updated_input is not None:
+                    check.cancel()
+            tool_check = None if check.cancelled() else check.result()
+    else:
+        outcome = _NO_OUTCOME
+        if speculative is not None:
+            tool_check = await _speculate(speculative, tool.name, parsed_input, ctx)
+
+    attachments = _attachments(tool_use.id, outcome, f"PreToolUse:{tool.name}", STOPPED_BY_HOOK)
+    stop_reason = (outcome.stop_reason or STOPPED_BY_HOOK) if outcome.prevent_continuation else None
+
+    def verdict(allowed: bool, final: Mapping[str, Any], message: str | None) -> PreToolUseVerdict:
+        return PreToolUseVerdict(
+            allowed, final, message, attachments, stop_reason, outcome.system_messages,
+            outcome.errors, parsed_input if allowed else None,
+        )  # fmt: skip
+
+    decision = outcome.decision
+    if decision == "deny":
+        return verdict(False, raw, outcome.deny_message)
+    if outcome.updated_input is not None:
+        raw = dict(outcome.updated_input)
+        parsed_input, error = _revalidate(compiled, raw)
+        if error is not None:
+            return verdict(False, raw, error)
+        tool_check = None
+    result = await check_permission_chain(
+        tool, parsed_input, ctx, permissions, hook_decision=decision, tool_check=tool_check
+    )
+    if result.behavior == "ask":
+        if guard.can_use_tool is None:
+            if result.safety_check and result.message:
+                return verdict(False, raw, result.message)
+            return verdict(False, raw, permission_not_granted_message(tool.name))
+        result = await guard.can_use_tool(tool.name, raw, tool_use.id)
+        if result.behavior != "allow":
+            return verdict(False, raw, result.message or _stopped(outcome) or REJECT_MESSAGE)
+    if result.behavior == "allow":
+        if result.updated_input is not None and result.updated_input != raw:
+            raw = result.updated_input
+            parsed_input, error = _revalidate(compiled, raw)
+            if error is not None:
+                return verdict(False, raw, error)
+        return verdict(True, raw, None)
+    return verdict(False, raw, result.message or permission_denied_message(tool.name))
+
+
+async def _speculate(
+    check: Callable[..., Any], tool_name: str, parsed_input: object, ctx: CallContext
+) -> Any:  # noqa: ANN401 - a PermissionResult or None
+    try:
+        return await check(parsed_input, ctx)
+    except Exception:
+        logger.warning("speculative permission check of %s failed", tool_name, exc_info=True)
+        return None
+
+
+async def after_call(
+    guard: GuardRails,
+    tool: Tool[Any],
+    tool_use: ToolUse,
+    tool_input: Mapping[str, Any],
+    *,
+    response: ToolResult | None,
+    error: str | None = None,
+    cwd: Path | None = None,
+    tool_response: object = None,
+    parsed_input: object = None,
+) -> PostToolUseVerdict:
+    """trioexec's ``after_call``: PostToolUse (or PostToolUseFailure) hooks."""
+    await asyncio.sleep(0)
+    event: HookEvent = "PostToolUseFailure" if error is not None else "PostToolUse"
+    where = cwd if cwd is not None else Path.cwd()
+    ctx = CallContext(tool_use, cwd=where, permissions=guard.permissions)
+
+    def condition(text: str) -> bool:
+        return _if_matcher(tool, parsed_input, ctx)(text)
+
+    entries = guard.hooks.matching(event, tool.name, condition=condition)
+    if not entries:
+        return _NOTHING_AFTER
+    observed = _observable(tool, tool_input, where)
+    hook_input = _hook_input(guard, event, tool, tool_use, observed, str(where))
+    if error is not None:
+        hook_input = attrs.evolve(hook_input, error=error)
+    elif response is not None:
+        sent = tool_response if tool_response is not None else content_to_api(response.content)
+        hook_input = attrs.evolve(hook_input, tool_response=sent)
+    outcome = aggregate(await run_hooks(entries, hook_input), event, tool.name)
+    stop_default = STOPPED_BY_POST_TOOL_USE_HOOK if event == "PostToolUse" else STOPPED_BY_HOOK
+    return PostToolUseVerdict(
+        _attachments(tool_use.id, outcome, f"{event}:{tool.name}", stop_default),
+        (outcome.stop_reason or stop_default) if outcome.prevent_continuation else None,
+        outcome.system_messages,
+        outcome.errors,
+        None,
+    )
+
+
+async def run_hooks(entries: Sequence[HookEntry], hook_input: HookInput) -> tuple[HookResult, ...]:
+    """Run Python hooks concurrently in a TaskGroup; their results in entry order."""
+    if len(entries) == 1:
+        results = [await _run_entry(entries[0], hook_input)]
+    else:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_run_entry(entry, hook_input)) for entry in entries]
+        results = [task.result() for task in tasks]
+    done = tuple(
+        HookResult(label=r.label, error=r.error) if entry.run_async else r
+        for entry, r in zip(entries, results, strict=True)
+    )
+    for result in done:
+        if result.error is not None:
+            logger.warning(
+                "%s hook %r for %s failed: %s",
+                hook_input.hook_event_name,
+                result.label,
+                hook_input.tool_name,
+                result.error,
+                exc_info=result.exception,
+            )
+    return done
+
+
+async def _run_entry(entry: HookEntry, hook_input: HookInput) -> HookResult:
+    label = entry.label
+    hook = entry.hook
+    if isinstance(hook, CommandHook) or not callable(hook):
+        return HookResult(label=label, error="command and HTTP hooks do not run in the twin")
+    try:
+        async with asyncio.timeout(entry.timeout):
+            try:
+                output: object = await hook(hook_input)
+            except HookBlockingError as exc:
+                return HookResult(label=label, blocking_error=exc.message)
+            except Exception as exc:
+                return HookResult(
+                    label=label,
+                    error=f"raised {type(exc).__name__}: {exception_text(exc)}",
+                    exception=exc,
+                )
+    except TimeoutError:
+        return HookResult(label=label, error=f"timed out after {entry.timeout:g} s")
+    if output is None:
+        return HookResult(label=label)
+    if not isinstance(output, HookOutput):
+        return HookResult(label=label, error=f"returned {type(output).__name__}, not HookOutput")
+    return _result_from_output(output, hook_input.hook_event_name, label)

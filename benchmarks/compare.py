@@ -1,0 +1,371 @@
+"""trio against asyncio, side by side: trioexec, its asyncio twin, both loops' floors, the peers.
+
+One command measures every workload on every runtime in one process and
+writes the report with its plot::
+
+    python benchmarks/compare.py                 # full run, into docs/
+    python benchmarks/compare.py --quick         # seconds, small sizes (for CI)
+    python benchmarks/compare.py --sizes 10 1000 --no-peers --out /tmp/report
+
+The runtimes, each on the same workloads:
+
+* ``trioexec`` (``run_tools`` and the streaming executor) and raw ``trio``;
+* the asyncio twin (``benchmarks/asyncio_twin/``, where importable) and raw
+  ``asyncio``;
+* the asyncio agent frameworks of ``benchmarks/peers.py`` where installed
+  (``pip install -e '.[bench]'``), on the tool phase only.
+
+The workloads: tool-phase cost per call at N = 1 ... 10,000; add -> start and
+progress latency; time to answer every sibling after a cascading error
+(N = 100, 1,000); memory per in-flight call (tracemalloc); lines of
+cancellation and teardown code.  Writes ``trio-vs-asyncio.md`` and
+``trio-vs-asyncio.svg`` (cost per call against N, log-log) into ``--out``,
+and with ``--json FILE`` the raw figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import gc
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeVar
+
+ROOT = Path(__file__).resolve().parent.parent
+for _entry in (ROOT / "benchmarks", ROOT):
+    if str(_entry) not in sys.path:
+        sys.path.insert(0, str(_entry))
+
+import _compare_asyncio  # noqa: E402
+import _compare_lines  # noqa: E402
+import _compare_trio  # noqa: E402
+import _compare_twin  # noqa: E402
+import attrs  # noqa: E402
+import peers  # noqa: E402
+import trio  # noqa: E402
+from _compare_doc import Latency, Results, render  # noqa: E402
+from _compare_svg import log_log_plot  # noqa: E402
+from bench_tool_phase import assistant_content  # noqa: E402
+
+T = TypeVar("T")
+
+SIZES = (1, 10, 100, 1_000, 10_000)
+QUICK_SIZES = (1, 10, 100)
+CASCADE_RUNS = {100: 40, 1_000: 10}
+QUICK_CASCADE_RUNS = {100: 3, 1_000: 1}
+
+
+@attrs.frozen
+class Way:
+    """One runtime's function for one workload, and the loop it runs on."""
+
+    name: str
+    loop: str  # "trio" or "asyncio"
+    run: Callable[..., Awaitable[Any]]
+
+
+def _ways(*tables: tuple[str, dict[str, Callable[..., Awaitable[Any]]]]) -> list[Way]:
+    return [Way(name, loop, run) for loop, table in tables for name, run in table.items()]
+
+
+def on_loop(loop: str, run: Callable[..., Awaitable[T]], *args: object) -> T:
+    """Run ``run(*args)`` in a fresh trio or asyncio event loop and return its value."""
+    if loop == "trio":
+        return trio.run(run, *args)
+    return asyncio.run(run(*args))  # type: ignore[arg-type]
+
+
+def _by_loop(ways: Iterable[Way], flip: bool) -> list[tuple[str, list[Way]]]:
+    groups: dict[str, list[Way]] = {}
+    for way in ways:
+        groups.setdefault(way.loop, []).append(way)
+    order = sorted(groups, reverse=flip)
+    return [(loop, groups[loop]) for loop in order]
+
+
+async def _repeat(ways: list[Way], text: str, times: int, collect: bool) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {way.name: [] for way in ways}
+    for _ in range(times):
+        for way in ways:
+            if collect:
+                gc.collect()
+            samples[way.name].append(await way.run(text))
+    return samples
+
+
+def tool_phase(
+    ways: list[Way], sizes: tuple[int, ...], budget: float
+) -> dict[int, dict[str, float]]:
+    """N -> way -> median µs per call; the loops alternate, round by round."""
+    figures: dict[int, dict[str, float]] = {}
+    for count in sizes:
+        text = assistant_content(count)
+        per_round = 0.0
+        for loop, group in _by_loop(ways, flip=False):
+            on_loop(loop, _repeat, group, text, 1, False)  # warm-up
+            first = on_loop(loop, _repeat, group, text, 1, False)
+            per_round += sum(values[0] for values in first.values())
+        repeats = max(5, min(2_000, int(budget / max(per_round, 1e-6))))
+        rounds = min(repeats, 10)
+        times = math.ceil(repeats / rounds)
+        samples: dict[str, list[float]] = {way.name: [] for way in ways}
+        for index in range(rounds):
+            for loop, group in _by_loop(ways, flip=index % 2 == 1):
+                got = on_loop(loop, _repeat, group, text, times, count >= 1_000)
+                for name, values in got.items():
+                    samples[name].extend(values)
+        figures[count] = {
+            name: statistics.median(values) / count * 1e6 for name, values in samples.items()
+        }
+        print(f"  tool phase N={count:,}: {repeats} repeats", file=sys.stderr)
+    return figures
+
+
+def latencies(ways: list[Way], count: int, rounds: int = 4) -> dict[str, Latency]:
+    """way -> latency summary of ``count`` samples, taken in alternating rounds."""
+    samples: dict[str, list[float]] = {way.name: [] for way in ways}
+    for way in ways:  # warm-up
+        on_loop(way.loop, way.run, max(1, count // 10))
+    for index in range(rounds):
+        for way in ways if index % 2 == 0 else reversed(ways):
+            gc.collect()
+            samples[way.name].extend(on_loop(way.loop, way.run, max(1, count // rounds)))
+    return {name: Latency.of(values) for name, values in samples.items()}
+
+
+def cascades(ways: list[Way], runs: dict[int, int]) -> dict[int, dict[str, float]]:
+    """N -> way -> median ms to answer (or join) every sibling after a cascading error."""
+    figures: dict[int, dict[str, float]] = {}
+    for count, times in runs.items():
+        samples: dict[str, list[float]] = {way.name: [] for way in ways}
+        for way in ways:
+            on_loop(way.loop, way.run, count)  # warm-up
+        for index in range(times):
+            for way in ways if index % 2 == 0 else reversed(ways):
+                gc.collect()
+                samples[way.name].append(on_loop(way.loop, way.run, count))
+        figures[count] = {name: statistics.median(values) for name, values in samples.items()}
+    return figures
+
+
+def memory(ways: list[Way], count: int, runs: int = 3) -> dict[str, float]:
+    """way -> median bytes traced per in-flight call."""
+    figures: dict[str, float] = {}
+    for way in ways:
+        values = []
+        for _ in range(runs):
+            gc.collect()
+            values.append(on_loop(way.loop, way.run, count))
+        figures[way.name] = statistics.median(values)
+    return figures
+
+
+def line_counts() -> dict[str, dict[str, _compare_lines.LineCount]]:
+    """runtime -> file -> counts, by the rule of ``_compare_lines``."""
+    counts = {"trioexec": _compare_lines.count_files(ROOT, _compare_lines.TRIOEXEC_FILES)}
+    if _compare_twin.AVAILABLE:
+        counts["twin"] = _compare_lines.count_files(ROOT, _compare_twin.FILES)
+    return counts
+
+
+LINES_RULE = (
+    "Counted by `benchmarks/_compare_lines.py` over each runtime's orchestrator files (the"
+    " pure parts both runtimes share, such as partitioning, validation, the gate's ordering"
+    " rules, permission rules and result handling, are counted for neither). A **code line**"
+    " is a physical line with a token that is not a comment, a line break or indentation and"
+    " not part of a docstring. A **cancellation/teardown line** is a code line with a name"
+    " token (identifier or keyword; never text inside a string) matching, case-insensitive,"
+    " `cancel|shield|move_on|fail_after|fail_at|deadline|timeout|grace|watchdog|nursery|"
+    "taskgroup|task_group|exceptiongroup|finally|aclose|teardown|uncancel`."
+)
+
+
+def machine(load_before: float, load_after: float) -> dict[str, str]:
+    """What the report says about where it ran."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    installed = []
+    for dist in ("pydantic-ai-slim", "openai-agents", "langgraph"):
+        try:
+            installed.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            continue
+    cores = os.cpu_count() or 1
+    busiest = max(load_before, load_after)
+    if busiest < 0.5:
+        note = "a quiet machine"
+    else:
+        note = (
+            f"the machine was shared (a load of {busiest:.1f} on {cores} cores), so absolute"
+            " figures are inflated and noisier than on a quiet machine; ratios much less so"
+        )
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": cpu,
+        "cores": str(cores),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        **_compare_trio.versions(),
+        "peers": "peers: " + (", ".join(installed) if installed else "none installed"),
+        "load_before": f"{load_before:.2f}",
+        "load_after": f"{load_after:.2f}",
+        "load_note": note,
+    }
+
+
+def plot(results: Results) -> str:
+    """The SVG of tool-phase cost per call against N."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    for count, row in sorted(results.tool_phase.items()):
+        for name, value in row.items():
+            series.setdefault(name, []).append((count, value))
+    for name, row in results.peers.items():
+        series[name] = sorted(row.items())
+    asyncio_side = ("twin", "raw asyncio", *results.peers)
+    return log_log_plot(
+        series,
+        title="Tool-phase cost per call (medians, one run)",
+        x_label="calls in the turn (N)",
+        y_label="µs per call",
+        dashed_prefixes=asyncio_side,
+        note="solid: trio; dashed: asyncio",
+    )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes and few runs")
+    parser.add_argument("--sizes", type=int, nargs="+", help="tool-phase N (default 1 ... 10,000)")
+    parser.add_argument(
+        "--peer-sizes", type=int, nargs="+", help="N for the peers (default: --sizes)"
+    )
+    parser.add_argument("--no-peers", action="store_true", help="leave the peers out")
+    parser.add_argument("--cascade-sizes", type=int, nargs="+", help="default 100 1000")
+    parser.add_argument("--memory-calls", type=int, help="in-flight calls (default 1,000)")
+    parser.add_argument("--samples", type=int, help="latency samples per runtime (default 2,000)")
+    parser.add_argument("--budget", type=float, help="seconds per tool-phase size (default 1.2)")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs", help="where to write")
+    parser.add_argument("--json", type=Path, help="also write the raw figures here")
+    return parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace, command: str) -> Results:
+    """Measure everything ``args`` asks for."""
+    quick = args.quick
+    sizes = tuple(args.sizes or (QUICK_SIZES if quick else SIZES))
+    default_runs = QUICK_CASCADE_RUNS if quick else CASCADE_RUNS
+    cascade_runs = (
+        {n: default_runs.get(n, 3 if quick else 10) for n in args.cascade_sizes}
+        if args.cascade_sizes
+        else default_runs
+    )
+    memory_calls = args.memory_calls or (200 if quick else 1_000)
+    samples = args.samples or (200 if quick else 2_000)
+    budget = args.budget or (0.15 if quick else 1.2)
+    started = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    say = lambda what: print(what, file=sys.stderr)  # noqa: E731
+
+    say("tool phase ...")
+    phase = tool_phase(
+        _ways(
+            ("trio", _compare_trio.TOOL_PHASE),
+            ("asyncio", _compare_twin.TOOL_PHASE),
+            ("asyncio", _compare_asyncio.TOOL_PHASE),
+        ),
+        sizes,
+        budget,
+    )
+    say("latencies ...")
+    add_to_start = latencies(
+        _ways(
+            ("trio", _compare_trio.ADD_TO_START),
+            ("asyncio", _compare_twin.ADD_TO_START),
+            ("asyncio", _compare_asyncio.ADD_TO_START),
+        ),
+        samples,
+    )
+    progress = latencies(
+        _ways(
+            ("trio", _compare_trio.PROGRESS),
+            ("asyncio", _compare_twin.PROGRESS),
+            ("asyncio", _compare_asyncio.PROGRESS),
+        ),
+        samples,
+    )
+    say("cascades ...")
+    cascade = cascades(
+        _ways(
+            ("trio", _compare_trio.CASCADE),
+            ("asyncio", _compare_twin.CASCADE),
+            ("asyncio", _compare_asyncio.CASCADE),
+        ),
+        cascade_runs,
+    )
+    say("memory ...")
+    held = memory(
+        _ways(
+            ("trio", _compare_trio.MEMORY),
+            ("asyncio", _compare_twin.MEMORY),
+            ("asyncio", _compare_asyncio.MEMORY),
+        ),
+        memory_calls,
+    )
+    peer_figures: dict[str, dict[int, float]] = {}
+    if not args.no_peers:
+        say("peers ...")
+        peer_figures = peers.measure(tuple(args.peer_sizes or sizes))
+    load_after = os.getloadavg()[0]
+    return Results(
+        machine=machine(load_before, load_after),
+        command=command,
+        twin=_compare_twin.AVAILABLE,
+        tool_phase=phase,
+        peers=peer_figures,
+        add_to_start=add_to_start,
+        progress=progress,
+        cascade=cascade,
+        cascade_runs=cascade_runs,
+        memory=held,
+        memory_calls=memory_calls,
+        lines=line_counts(),
+        elapsed=time.perf_counter() - started,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure, then write the report, the plot and (with ``--json``) the raw figures."""
+    args = parse_args(argv)
+    shown = " ".join(sys.argv[1:] if argv is None else argv)
+    command = f"python benchmarks/compare.py {shown}".rstrip()
+    results = run(args, command)
+    args.out.mkdir(parents=True, exist_ok=True)
+    doc = args.out / "trio-vs-asyncio.md"
+    svg = args.out / "trio-vs-asyncio.svg"
+    doc.write_text(render(results, lines_rule=LINES_RULE), encoding="utf-8")
+    svg.write_text(plot(results), encoding="utf-8")
+    if args.json:
+        args.json.write_text(
+            json.dumps(attrs.asdict(results), indent=2, default=str), encoding="utf-8"
+        )
+    print(f"wrote {doc} and {svg}")
+
+
+if __name__ == "__main__":
+    main()

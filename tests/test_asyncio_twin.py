@@ -1,0 +1,205 @@
+"""The asyncio twin (``benchmarks/asyncio_twin``) gives trioexec's bytes, and its parts behave.
+
+The twin runs trioexec's orchestration on asyncio.  The main test runs every
+example scenario through both runtimes in-process, into the same session
+folder, and compares the output byte for byte.  The rest pins what the twin
+had to build because asyncio lacks it: a virtual clock that jumps when every
+task waits, end-of-instant cancellation, and scopes that carry a reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.asyncio_twin import (
+    AsyncioScriptedTool,
+    Scope,
+    Turn,
+    VirtualClockLoop,
+    open_streaming_executor,
+    run_scenario_sync,
+    run_tools,
+    wait_all_tasks_blocked,
+)
+from trioexec import ToolUse
+from trioexec._scenario._load import load_scenario
+from trioexec._scenario._runner import run_scenario_sync as trio_run_scenario_sync
+from trioexec._texts import REJECT_MESSAGE
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted((ROOT / "examples" / "scenarios").glob("*.json"))
+
+
+def _run(coro_factory: object) -> object:
+    with asyncio.Runner(loop_factory=VirtualClockLoop) as runner:
+        return runner.run(coro_factory())  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_every_example_scenario_gives_the_same_bytes_on_both_runtimes(
+    path: Path, tmp_path: Path
+) -> None:
+    scenario = load_scenario(path)
+    trio_output = trio_run_scenario_sync(scenario, session_dir=tmp_path).dumps()
+    twin_output = run_scenario_sync(scenario, session_dir=tmp_path).dumps()
+    assert twin_output == trio_output
+
+
+def test_the_command_line_prints_what_trioexec_scenario_run_prints(tmp_path: Path) -> None:
+    path = ROOT / "examples" / "scenarios" / "05_sibling_error.json"
+    args = [str(path), "--session-dir", str(tmp_path)]
+    twin = subprocess.run(
+        [sys.executable, "-m", "benchmarks.asyncio_twin", *args],
+        cwd=ROOT, capture_output=True, check=True,
+    )  # fmt: skip
+    trio = subprocess.run(
+        [sys.executable, "-m", "trioexec", "scenario", "run", *args],
+        cwd=ROOT, capture_output=True, check=True,
+    )  # fmt: skip
+    assert twin.stdout == trio.stdout
+    assert b'"sibling_error"' in twin.stdout
+
+
+def test_the_command_line_reports_a_bad_file_like_trioexec(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"trioexec_scenario": 1, "calls": [{"id": "x"}]}', encoding="utf-8")
+    twin = subprocess.run(
+        [sys.executable, "-m", "benchmarks.asyncio_twin", str(bad)],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert twin.returncode == 2
+    assert twin.stdout == ""
+    assert f"{bad}: calls[0]" in twin.stderr
+
+
+def test_virtual_time_jumps_to_the_next_timer_when_every_task_waits() -> None:
+    async def main() -> tuple[float, float]:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(3600)
+        first = loop.time()
+        await asyncio.gather(asyncio.sleep(1.5), asyncio.sleep(0.5))
+        return first, loop.time()
+
+    assert _run(main) == (3600.0, 3601.5)
+
+
+def test_a_run_where_every_task_waits_forever_is_reported_as_a_deadlock() -> None:
+    async def main() -> None:
+        await asyncio.Event().wait()
+
+    with pytest.raises(RuntimeError, match="deadlock"):
+        _run(main)
+
+
+def test_wait_all_tasks_blocked_returns_once_the_other_tasks_wait() -> None:
+    seen: list[str] = []
+
+    async def worker() -> None:
+        for _ in range(3):
+            await asyncio.sleep(0)
+        seen.append("worker blocked next")
+        await asyncio.sleep(10)
+
+    async def main() -> list[str]:
+        task = asyncio.get_running_loop().create_task(worker())
+        await wait_all_tasks_blocked()
+        seen.append("settled")
+        task.cancel()
+        return seen
+
+    assert _run(main) == ["worker blocked next", "settled"]
+
+
+def test_a_cancelled_scope_stops_its_tasks_at_the_end_of_the_instant_with_its_reason() -> None:
+    async def main() -> tuple[bool, str | None, float, bool]:
+        loop = asyncio.get_running_loop()
+        scope = Scope()
+        finished_in_the_same_instant = False
+
+        async def finisher() -> None:
+            nonlocal finished_in_the_same_instant
+            with scope:
+                await asyncio.sleep(1)
+                finished_in_the_same_instant = True  # woken in the instant of the cancel
+                await asyncio.sleep(1)
+
+        async def canceller() -> None:
+            await asyncio.sleep(1)
+            scope.cancel(reason="stop now")
+
+        reason: list[str | None] = []
+
+        async def watcher() -> None:
+            try:
+                await asyncio.sleep(5)
+            except asyncio.CancelledError as exc:
+                reason.append(exc.args[0] if exc.args else None)
+                raise
+
+        async def in_scope_watcher() -> None:
+            with scope:
+                await watcher()
+
+        async with asyncio.TaskGroup() as group:
+            group.create_task(finisher())
+            group.create_task(canceller())
+            group.create_task(in_scope_watcher())
+        return scope.cancelled_caught, reason[0], loop.time(), finished_in_the_same_instant
+
+    caught, reason, now, finished = _run(main)  # type: ignore[misc]
+    assert (caught, reason, now, finished) == (True, "stop now", 1.0, True)
+
+
+def _tools() -> list[AsyncioScriptedTool]:
+    return [
+        AsyncioScriptedTool("Read", concurrency_safe=True, interrupt_behavior="cancel"),
+        AsyncioScriptedTool("Bash", cancels_siblings_on_error=True, concurrency_safe=True),
+    ]
+
+
+def test_run_tools_answers_every_call_in_order_and_a_failing_bash_cancels_its_siblings() -> None:
+    uses = [
+        ToolUse("a", "Read", {"sleep": 2, "output": "A"}),
+        ToolUse("b", "Bash", {"command": "make", "sleep": 1, "error": "Exit code 2"}),
+        ToolUse("c", "Read", {"sleep": 0.5, "output": "C"}),
+        ToolUse("d", "Nope", {}),
+    ]
+
+    async def main() -> object:
+        return await run_tools(uses, _tools())
+
+    outcome = _run(main)
+    results = outcome.results  # type: ignore[attr-defined]
+    assert [r.tool_use_id for r in results] == ["a", "b", "c", "d"]
+    assert results[1].is_error
+    assert "Exit code 2" in str(results[1].content)
+    assert results[0].is_error
+    assert "make" in str(results[0].content)
+    assert results[2].content == "C"
+    assert not results[2].is_error
+    assert "No such tool available: Nope" in str(results[3].content)
+
+
+def test_the_streaming_executor_starts_calls_as_they_arrive_and_an_interrupt_stops_them() -> None:
+    async def main() -> list[object]:
+        turn = Turn()
+        out: list[object] = []
+        async with open_streaming_executor(_tools(), turn=turn) as executor:
+            executor.add_tool(ToolUse("a", "Read", {"sleep": 5, "output": "A"}))
+            executor.add_tool(ToolUse("b", "Read", {"sleep": 0.5, "output": "B"}))
+            await asyncio.sleep(1)
+            turn.interrupt()
+            out.extend(u.result for u in executor.drain_nowait())  # type: ignore[attr-defined]
+            out.extend([u.result async for u in executor.remaining()])  # type: ignore[attr-defined]
+            out.append(asyncio.get_running_loop().time())
+        return out
+
+    a, b, now = _run(main)  # type: ignore[misc]
+    assert (a.tool_use_id, a.content, a.is_error) == ("a", REJECT_MESSAGE, True)
+    assert (b.tool_use_id, b.content) == ("b", "B")
+    assert now == 1.0

@@ -1,0 +1,143 @@
+"""``benchmarks/compare.py`` writes its report and plot; its line rule and plot are right.
+
+The report's figures are timings and are never asserted: the run checks that
+the Markdown has every section and a row per size, and that the SVG is
+well-formed XML with one series per runtime and one point per size.  The
+line-counting rule and the plot's log scale are checked on inputs whose
+answers are known.  The subprocess timeout bounds a hung run; it is not a
+timing assertion.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+ROOT = Path(__file__).resolve().parent.parent
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "compare.py"),
+            "--quick",
+            "--no-peers",
+            "--sizes",
+            "1",
+            "10",
+            "--samples",
+            "40",
+            "--memory-calls",
+            "50",
+            "--out",
+            str(out),
+            "--json",
+            str(out / "figures.json"),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return out
+
+
+def test_quick_run_writes_every_section_with_a_row_per_size(quick_report: Path) -> None:
+    doc = (quick_report / "trio-vs-asyncio.md").read_text(encoding="utf-8")
+    for heading in (
+        "## The floors: raw trio against raw asyncio",
+        "## Tool-phase cost per call",
+        "## Streaming latencies",
+        "## Answering every sibling after a cascading error",
+        "## Memory per in-flight call",
+        "## Lines of cancellation and teardown code",
+        "## Reading",
+    ):
+        assert heading in doc
+    tool_rows = [line for line in doc.splitlines() if line.startswith(("| 1 |", "| 10 |"))]
+    assert len(tool_rows) == 4  # a cost row and a ratio row per size
+    assert "](trio-vs-asyncio.svg)" in doc
+    assert "load average" in doc
+    assert "`trioexec/_cancel.py`" in doc
+
+
+def test_quick_run_writes_a_well_formed_log_log_plot(quick_report: Path) -> None:
+    root = ET.parse(quick_report / "trio-vs-asyncio.svg").getroot()
+    assert root.tag == f"{SVG}svg"
+    series = {g.get("data-name"): g for g in root.iter(f"{SVG}g")}
+    assert {"trioexec run_tools", "trioexec streaming", "raw trio", "raw asyncio"} <= set(series)
+    for group in series.values():
+        polyline = group.find(f"{SVG}polyline")
+        assert polyline is not None
+        assert len((polyline.get("points") or "").split()) == 2  # N = 1 and N = 10
+    texts = {t.text for t in root.iter(f"{SVG}text")}
+    assert {"calls in the turn (N)", "µs per call"} <= texts
+
+
+def test_line_rule_skips_docstrings_comments_and_strings() -> None:
+    lines = _load("_compare_lines")
+    source = '''"""A module docstring that says cancel.
+
+Still the docstring: nursery.
+"""
+import trio
+
+
+async def run() -> None:
+    """Cancel everything (a docstring)."""
+    # cancel in a comment
+    text = "cancel inside a string"
+    async with trio.open_nursery() as nursery:
+        nursery.cancel_scope.cancel()
+    try:
+        pass
+    finally:
+        print(text)
+'''
+    count = lines.count_source(source)
+    # code: import, def, text =, async with, cancel(), try, pass, finally, print
+    assert count.code == 9
+    # teardown: async with ... nursery, nursery.cancel_scope.cancel(), finally
+    assert count.teardown == 3
+
+
+def test_plot_places_points_on_log_axes_and_refuses_an_empty_plot() -> None:
+    svg_module = _load("_compare_svg")
+    text = svg_module.log_log_plot(
+        {"a": [(1, 1), (10, 10), (100, 100)], "b": [(10, 0)]},
+        title="t",
+        x_label="x",
+        y_label="y",
+    )
+    root = ET.fromstring(text)
+    circles = [(float(c.get("cx")), float(c.get("cy"))) for c in root.iter(f"{SVG}circle")]
+    assert len(circles) == 3  # the non-positive point of "b" is left out, and "b" with it
+    (x1, y1), (x2, y2), (x3, y3) = circles
+    assert x2 - x1 == pytest.approx(x3 - x2)  # equal decades, equal steps
+    assert y1 - y2 == pytest.approx(y2 - y3)
+    assert y3 < y1  # larger values higher up
+    with pytest.raises(ValueError, match="nothing to plot"):
+        svg_module.log_log_plot({"b": [(0, 1)]}, title="t", x_label="x", y_label="y")
