@@ -293,7 +293,9 @@ def _lines(results: Results, rule: str) -> list[str]:
     rows = []
     for runtime, files in results.lines.items():
         for name, count in files.items():
-            rows.append([runtime, f"`{name}`", str(count.code), str(count.teardown)])
+            file, _, mark = name.partition(" ")
+            label = f"`{file}` {mark}".rstrip()
+            rows.append([runtime, label, str(count.code), str(count.teardown)])
         if files:
             total = sum(files.values(), start=LineCount(0, 0))
             rows.append([runtime, "**total**", f"**{total.code}**", f"**{total.teardown}**"])
@@ -372,10 +374,17 @@ def _reading(results: Results) -> list[str]:
                 )
         if "trioexec" in results.lines and "twin" in results.lines:
             trio_total = sum(c.teardown for c in results.lines["trioexec"].values())
-            twin_total = sum(c.teardown for c in results.lines["twin"].values())
+            twin_lines = results.lines["twin"]
+            twin_total = sum(c.teardown for c in twin_lines.values())
+            twin_own = sum(c.teardown for n, c in twin_lines.items() if "(shared" not in n)
             out.append(
                 f"* **Lines**: {trio_total} cancellation/teardown lines in trioexec's"
-                f" orchestrator against {twin_total} in the twin's, by the rule above."
+                f" orchestrator against {twin_total} for the twin ({twin_own} in its own files,"
+                f" {twin_total - twin_own} in the trioexec parts it runs as they are), by the"
+                " rule above. The twin's own lines stand in for what trio provides: a cancel"
+                " scope rebuilt from `Task.cancel()`, `uncancel()` and a context variable"
+                " (`_scope.py`), the run frame on a `TaskGroup` and timer callbacks for the"
+                " grace period and time limits (`_core.py`)."
             )
     else:
         out.append(

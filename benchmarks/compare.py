@@ -175,8 +175,14 @@ def line_counts() -> dict[str, dict[str, _compare_lines.LineCount]]:
     counts = {"trioexec": _compare_lines.count_files(ROOT, _compare_lines.TRIOEXEC_FILES)}
     if _compare_twin.AVAILABLE:
         counts["twin"] = _compare_lines.count_files(ROOT, _compare_twin.FILES)
+        shared = _compare_lines.shared_parts(
+            ROOT, _compare_twin.FILES, _compare_lines.TRIOEXEC_FILES
+        )
+        counts["twin"].update({f"{name} {SHARED}": count for name, count in shared.items()})
     return counts
 
+
+SHARED = "(shared)"
 
 LINES_RULE = (
     "Counted by `benchmarks/_compare_lines.py` over each runtime's orchestrator files (the"
@@ -186,7 +192,11 @@ LINES_RULE = (
     " not part of a docstring. A **cancellation/teardown line** is a code line with a name"
     " token (identifier or keyword; never text inside a string) matching, case-insensitive,"
     " `cancel|shield|move_on|fail_after|fail_at|deadline|timeout|grace|watchdog|nursery|"
-    "taskgroup|task_group|exceptiongroup|finally|aclose|teardown|uncancel`."
+    "taskgroup|task_group|exceptiongroup|finally|aclose|teardown|uncancel`. The twin"
+    " subclasses or imports some of trioexec's orchestrator: those parts count for it too"
+    " (marked *shared*): each top-level class or function of trioexec's files the twin"
+    " imports at run time, less the methods its subclasses override, plus the top-level"
+    " functions of the same file they name, transitively."
 )
 
 

@@ -141,3 +141,48 @@ def test_plot_places_points_on_log_axes_and_refuses_an_empty_plot() -> None:
     assert y3 < y1  # larger values higher up
     with pytest.raises(ValueError, match="nothing to plot"):
         svg_module.log_log_plot({"b": [(0, 1)]}, title="t", x_label="x", y_label="y")
+
+
+def test_shared_parts_count_what_a_subclass_inherits_and_what_it_names(tmp_path: Path) -> None:
+    lines = _load("_compare_lines")
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "_run.py").write_text(
+        "def helper():\n"
+        "    return cancel_all()\n"
+        "\n"
+        "\n"
+        "def cancel_all():\n"
+        "    return 1\n"
+        "\n"
+        "\n"
+        "def unused():\n"
+        "    return 2\n"
+        "\n"
+        "\n"
+        "class Base:\n"
+        "    def kept(self):\n"
+        "        return helper()\n"
+        "\n"
+        "    def replaced(self):\n"
+        "        finally_ = 3\n"
+        "        return finally_\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "twin.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "\n"
+        "from core._run import Base\n"
+        "\n"
+        "if TYPE_CHECKING:\n"
+        "    from core._run import unused\n"
+        "\n"
+        "\n"
+        "class Twin(Base):\n"
+        "    def replaced(self):\n"
+        "        return 0\n",
+        encoding="utf-8",
+    )
+    shared = lines.shared_parts(tmp_path, ("twin.py",), ("core/_run.py",))
+    # Base (class line, kept: 2 lines), helper (2) and cancel_all (2) through the names
+    # they use; not the overridden method, not the type-only import.
+    assert shared == {"core/_run.py": lines.LineCount(code=7, teardown=2)}

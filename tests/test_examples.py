@@ -49,6 +49,21 @@ EXPECTED: dict[str, list[str]] = {
         "toolu_5 is_error=True   <tool_use_error>Cancelled: parallel tool call",
         "next run on the same turn: (contents of notes.txt) (<Turn running>)",
     ],
+    "policies.py": [
+        "trioexec (done after 1 s)\n"
+        "  toolu_1 is_error=True   <tool_use_error>Cancelled: parallel tool call Bash(ls dist/)",
+        "claude-code-2.1.88 (done after 1 s)\n"
+        "  toolu_2 is_error=False  (contents of CHANGELOG.md)\n"
+        "  toolu_3 is_error=True   Exit code 2 | ls: cannot access 'dist/'\n"
+        "  toolu_1 is_error=True   <tool_use_error>Cancelled: parallel tool call Bash(ls dist/)",
+        "claude-code-2.1.161 (done after 3 s)\n"
+        "  toolu_2 is_error=False  (contents of CHANGELOG.md)\n"
+        "  toolu_3 is_error=True   Exit code 2 | ls: cannot access 'dist/'\n"
+        "  toolu_1 is_error=False  240 passed",
+        "claude-code-2.1.161, results in call order (done after 3 s)\n"
+        "  toolu_1 is_error=False  240 passed",
+        "unknown policy 'claude-code-3': the presets are 'trioexec', 'claude-code-2.1.88',",
+    ],
     "guard_rails.py": [
         "npm run test -- --watch    -> (ran npm run test -- --watch)",
         "npm run test && rm -rf /   -> Permission to use Bash has been denied.",

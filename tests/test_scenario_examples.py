@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from trioexec import Policy
 from trioexec._cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +59,45 @@ def test_example_output_matches_golden_and_is_reproducible(
     check_golden(EXPECTED_DIR / f"{example.stem}.json", first)
     output = json.loads(first)
     assert output["session_dir"] == "session"
+
+
+@pytest.mark.parametrize("preset", Policy.preset_names())
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_example_output_under_each_preset_is_pinned(
+    example: Path,
+    preset: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """``--policy PRESET``: golden ``NAME.PRESET.json`` where it differs from ``NAME.json``."""
+    monkeypatch.chdir(tmp_path)
+    produced = run_cli(capsysbinary, str(example), "--session-dir", "session", "--policy", preset)
+    own = EXPECTED_DIR / f"{example.stem}.{preset}.json"
+    default = (EXPECTED_DIR / f"{example.stem}.json").read_bytes()
+    if UPDATE:
+        if produced != default:
+            own.write_bytes(produced)
+        elif own.exists():
+            own.unlink()  # the same as the file's own golden now: not kept twice
+    expected = own.read_bytes() if own.exists() else default
+    assert produced.decode("utf-8") == expected.decode("utf-8")
+
+
+def test_some_examples_differ_under_each_claude_code_preset() -> None:
+    for preset in ("trioexec", "claude-code-2.1.88", "claude-code-2.1.161"):
+        assert len(list(EXPECTED_DIR.glob(f"*.{preset}.json"))) >= 2, preset
+
+
+def test_the_two_claude_code_releases_differ_on_the_bash_cascade_example() -> None:
+    def golden(preset: str) -> Path:
+        own = EXPECTED_DIR / f"23_bash_cascade_by_release.{preset}.json"
+        return own if own.exists() else EXPECTED_DIR / "23_bash_cascade_by_release.json"
+
+    old = json.loads(golden("claude-code-2.1.88").read_text("utf-8"))
+    new = json.loads(golden("claude-code-2.1.161").read_text("utf-8"))
+    assert sum(r["is_error"] for r in old["results"]) == 4  # the error and its 3 siblings
+    assert sum(r["is_error"] for r in new["results"]) == 1  # the error alone
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)

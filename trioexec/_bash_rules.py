@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from ._shell_commands import UNSURE, View, command_views, runs_other_commands, write_targets
-from ._shell_syntax import Redirect, ShellAnalysis, Word, analyse
+from ._shell_syntax import Redirect, Word, analyse
 
 if TYPE_CHECKING:
     from ._rules import RuleBehavior
@@ -74,12 +74,58 @@ def _match(content: str, command: str, behavior: RuleBehavior) -> bool:
     rule = _rule(content)
     if behavior != "allow":
         return any(_may_match(rule, view) for view in _views_of(command))
-    return _covers(rule, analyse(command))
+    texts = _allow_texts(command)
+    return texts is not None and all(rule.test(text) for text in texts)
+
+
+class _ViewFacts:
+    """One view of a command line, with what every rule compares read once."""
+
+    __slots__ = ("_form", "any_command", "dynamic", "name", "raw", "text", "view")
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+        self.any_command = view is UNSURE or not view[0].static or view[0].expands
+        self.dynamic = next((i for i, w in enumerate(view) if not w.static or w.expands), None)
+        known = view if self.dynamic is None else view[: self.dynamic]
+        self.text = " ".join(w.text for w in known)
+        self.raw = " ".join(w.raw or w.text for w in known)
+        first = view[0].text
+        self.name = os.path.basename(first) or first
+        self._form: _Form | None = None
+
+    def form(self) -> _Form:
+        """The view (its words before the first computed one) as a name, flags and operands."""
+        if self._form is None:
+            self._form = _form(self.view if self.dynamic is None else self.view[: self.dynamic])
+        return self._form
 
 
 @functools.lru_cache(maxsize=2048)
-def _views_of(command: str) -> tuple[View, ...]:
-    return tuple(dict.fromkeys(command_views(analyse(command))))
+def _views_of(command: str) -> tuple[_ViewFacts, ...]:
+    return tuple(_ViewFacts(view) for view in command_views(analyse(command)))
+
+
+@functools.lru_cache(maxsize=2048)
+def _allow_texts(command: str) -> tuple[str, ...] | None:
+    """The simple commands an allow rule must each cover, as written (None: it covers none).
+
+    None when the line has a construct beyond simple commands in lists and
+    pipelines, or a command with assignments, a computed name, one that runs
+    other commands, or one that writes outside the working directory.
+    """
+    analysis = analyse(command)
+    if not analysis.plain or not analysis.commands:
+        return None
+    texts: list[str] = []
+    for simple in analysis.commands:
+        name = simple.name
+        if simple.assignments or name is None or not name.static or name.expands:
+            return None
+        if runs_other_commands(simple) or _writes_outside(simple.redirects, simple.words):
+            return None
+        texts.append(simple.text)  # as written: `'rm' x` is not `rm x` to an allow rule
+    return tuple(texts)
 
 
 @attrs.frozen
@@ -184,33 +230,29 @@ def _has_flag(flags: frozenset[str], wanted: str) -> bool:
     )
 
 
-def _form_matches(rule: _Form, view: View, *, prefix: bool) -> bool:
-    dynamic = next((i for i, w in enumerate(view) if not w.static or w.expands), None)
-    if dynamic is not None:
-        known = _form(view[:dynamic])
-        if known.name != rule.name:
-            return False
+def _form_matches(rule: _Form, view: _ViewFacts, *, prefix: bool) -> bool:
+    if view.name != rule.name:  # the form's name, read without building the form
+        return False
+    form = view.form()
+    if view.dynamic is not None:
         # A computed word may be any flags and operands: the known ones must fit.
-        return all(a == b for a, b in zip(known.operands, rule.operands, strict=False))
-    form = _form(view)
-    if form.name != rule.name or not all(_has_flag(form.flags, f) for f in rule.flags):
+        return all(a == b for a, b in zip(form.operands, rule.operands, strict=False))
+    if not all(_has_flag(form.flags, f) for f in rule.flags):
         return False
     if prefix:
         return form.operands[: len(rule.operands)] == rule.operands
     return form.operands == rule.operands and len(form.flags) == len(rule.flags)
 
 
-def _may_match(rule: _Rule, view: View) -> bool:
+def _may_match(rule: _Rule, view: _ViewFacts) -> bool:
     """Whether ``rule`` matches ``view``, or could once its computed words are known."""
-    if view is UNSURE or not view[0].static or view[0].expands:
+    if view.any_command:
         return True
-    dynamic = next((i for i, w in enumerate(view) if not w.static or w.expands), None)
-    if dynamic is None:
-        text = " ".join(w.text for w in view)
-        if rule.test(text) or rule.test(" ".join(w.raw or w.text for w in view)):
+    if view.dynamic is None:
+        if rule.test(view.text) or rule.test(view.raw):
             return True
     else:
-        known = " ".join(w.text for w in view[:dynamic])
+        known = view.text
         if (rule.literal + " ").startswith(known + " "):
             return True  # the computed words may complete the rule
         if rule.kind != "exact" and (known + " ").startswith(
@@ -218,22 +260,6 @@ def _may_match(rule: _Rule, view: View) -> bool:
         ):
             return True
     return rule.form is not None and _form_matches(rule.form, view, prefix=rule.kind != "exact")
-
-
-def _covers(rule: _Rule, analysis: ShellAnalysis) -> bool:
-    if not analysis.plain or not analysis.commands:
-        return False
-    for command in analysis.commands:
-        name = command.name
-        if command.assignments or name is None or not name.static or name.expands:
-            return False
-        if runs_other_commands(command):
-            return False
-        if not rule.test(command.text):  # as written: `'rm' x` is not `rm x` to an allow rule
-            return False
-        if _writes_outside(command.redirects, command.words):
-            return False
-    return True
 
 
 def _writes_outside(redirects: tuple[Redirect, ...], words: tuple[Word, ...]) -> bool:

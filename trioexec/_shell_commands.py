@@ -16,12 +16,32 @@ Pure functions over :mod:`._shell_syntax` values.
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING
 
-import attrs
-
 from ._shell_syntax import ShellAnalysis, SimpleCommand, Word, analyse
+from ._shell_wrappers import (
+    ALWAYS_UNSURE,
+    APPENDS_ARGUMENTS,
+    ARITHMETIC_COMMANDS,
+    CHANGES_WHAT_RUNS,
+    DECLARATIONS,
+    FIND_RUNS,
+    GIT_FLAGS,
+    GIT_SAFE_CONFIG,
+    GIT_VALUED,
+    OPAQUE_WRAPPERS,
+    PERMUTED,
+    RUNS_VALUE,
+    SCRIPT_FIRST_OPERAND,
+    SCRIPT_OPERANDS,
+    SHELL_LONG_ARGS,
+    SHELL_LONG_FLAGS,
+    SHELLS,
+    WRAPPERS,
+    Options,
+)
 from ._shell_writes import write_targets
 
 if TYPE_CHECKING:
@@ -44,144 +64,32 @@ _ANY = Word("\0", "\0", static=False)
 _MAX_DEPTH = 8
 
 
-@attrs.frozen
-class _Options:
-    """How a wrapper reads its options before the command it runs."""
-
-    short_flags: str = ""
-    short_args: str = ""
-    long_flags: frozenset[str] = frozenset()
-    long_args: frozenset[str] = frozenset()
-    operands: int = 0
-    """Words after the options before the command (``timeout``'s duration)."""
-    assignments: bool = False
-    """``NAME=VALUE`` words may follow the options (``env``, ``sudo``)."""
-    numeric: bool = False
-    """``-N`` is an option (``nice -5``)."""
-    scripts: str = ""
-    """Short options whose value is a shell script (``flock -c``, ``script -c``)."""
-    long_scripts: frozenset[str] = frozenset()
-
-
-def _opts(
-    short_flags: str = "",
-    short_args: str = "",
-    long_flags: str = "",
-    long_args: str = "",
-    *,
-    operands: int = 0,
-    assignments: bool = False,
-    numeric: bool = False,
-    scripts: str = "",
-    long_scripts: str = "",
-) -> _Options:
-    return _Options(
-        short_flags,
-        short_args + scripts,
-        frozenset(long_flags.split()),
-        frozenset((long_args + " " + long_scripts).split()),
-        operands,
-        assignments,
-        numeric,
-        scripts,
-        frozenset(long_scripts.split()),
-    )
-
-
-_WRAPPERS: dict[str, _Options] = {
-    "nice": _opts("", "n", "", "adjustment", numeric=True),
-    "env": _opts(
-        "iv0", "uCP", "ignore-environment null debug", "unset chdir", assignments=True,
-        scripts="S", long_scripts="split-string",
-    ),
-    "timeout": _opts("v", "sk", "preserve-status foreground verbose", "signal kill-after",
-                     operands=1),
-    "command": _opts("p"),
-    "builtin": _opts(),
-    "exec": _opts("cl", "a"),
-    "sudo": _opts(
-        "AbEHiKklnPSsVv", "ugCDhprtTUR",
-        "askpass background preserve-env set-home login remove-timestamp reset-timestamp "
-        "list non-interactive preserve-groups stdin shell validate",
-        "user group close-from chdir host prompt role type command-timeout other-user chroot",
-        assignments=True,
-    ),
-    "doas": _opts("ns", "uC"),
-    "stdbuf": _opts("", "ioe", "", "input output error"),
-    "nohup": _opts(),
-    "setsid": _opts("cfw", "", "ctty fork wait"),
-    "time": _opts("pavq", "fo", "portability append verbose quiet", "format output"),
-    "ionice": _opts("tu", "cnp", "ignore", "class classdata pid"),
-    "chrt": _opts("abdefiormRv", "TPD", "all-tasks batch deadline fifo idle other rr "
-                  "reset-on-fork verbose", "sched-runtime sched-period sched-deadline",
-                  operands=1),
-    "taskset": _opts("ac", "", "all-tasks cpu-list", operands=1),
-    "flock": _opts("sxunoFe", "wEc", "shared exclusive unlock nonblock close no-fork verbose",
-                   "timeout wait conflict-exit-code", operands=1, scripts="c",
-                   long_scripts="command"),
-    "caffeinate": _opts("dimsu", "tw"),
-    "unbuffer": _opts("p"),
-    "busybox": _opts(),
-    "chroot": _opts("", "", "skip-chdir", "userspec groups", operands=1),
-    "runuser": _opts("lmpf", "ugGs", "login preserve-environment", "user group supp-group "
-                     "shell", scripts="c", long_scripts="command session-command"),
-    "su": _opts("lmpf", "gGsw", "login preserve-environment", "group supp-group shell "
-                "whitelist-environment", scripts="c", long_scripts="command session-command"),
-    "xargs": _opts(
-        "0prtxeil", "adEILnPs",
-        "null interactive no-run-if-empty verbose exit open-tty",
-        "arg-file delimiter max-lines max-args max-procs max-chars replace eof process-slot-var",
-    ),
-    "watch": _opts("bcdeghprtx", "nq", "beep color differences errexit chgexit exec no-title "
-                   "precise no-linewrap", "interval equexit"),
-    "script": _opts("aefqkETBIOm", "tT", "append echo flush force quiet return",
-                    "timing log-io log-in log-out log-timing logging-format output-limit",
-                    scripts="c", long_scripts="command"),
-    "parallel": _opts("0qkv", "jSI", "null quote keep-order verbose", "jobs sshlogin"),
-}  # fmt: skip
-"""Commands that run the command named by their first operand (after options)."""
-
-_APPENDS_ARGUMENTS = frozenset(["xargs", "parallel"])
-"""Wrappers that add words the analysis cannot see to the command they run."""
-_SCRIPT_OPERANDS = frozenset(["watch", "parallel", "su", "runuser"])
-"""Wrappers that (also) hand their remaining words to a shell as one script."""
-_OPAQUE_WRAPPERS = frozenset(
-    ["fakeroot", "pkexec", "systemd-run", "unshare", "nsenter", "setarch", "firejail", "proot",
-     "xvfb-run", "dbus-run-session", "strace", "ltrace", "valgrind", "catchsegv", "sg",
-     "torsocks", "proxychains", "proxychains4", "nix-shell", "direnv", "chronic", "ssh-agent",
-     "systemd-inhibit", "numactl", "cgexec", "prlimit", "faketime", "rlwrap"]
-)  # fmt: skip
-"""Commands that run a command after options this module does not model: every later
-word may start the command."""
-_SHELLS = frozenset(
-    ["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash", "posh",
-     "csh", "tcsh", "lksh", "oksh", "loksh", "pdksh", "elvish", "nu", "xonsh"]
-)  # fmt: skip
-_SHELL_LONG_FLAGS = frozenset(
-    ["norc", "noprofile", "login", "posix", "restricted", "verbose", "noediting", "debugger",
-     "dump-strings", "dump-po-strings", "help", "version", "protected", "interactive",
-     "no-config", "private", "no-execute", "print-rpath"]
-)  # fmt: skip
-_SHELL_LONG_ARGS = frozenset(["rcfile", "init-file"])
-_ALWAYS_UNSURE = frozenset(["source", ".", "coproc", "exec-as", "enable"])
-"""Commands that run code the command line does not show."""
-_SCRIPT_FIRST_OPERAND = frozenset(["eval", "trap", "alias"])
-
-
 _SCRIPT = Word("\0script", "\0script", static=False)
 """Marks a pseudo-view ``(_SCRIPT, Word(script))``: a script the line hands to a shell."""
 
 
 def command_views(analysis: ShellAnalysis) -> Iterator[View]:
-    """Every command ``analysis`` may run, as word tuples (see the module docstring)."""
-    for view in _all_views(analysis):
-        if view[0] is not _SCRIPT:
-            yield view
+    """Every command ``analysis`` may run, as word tuples (see the module docstring), each
+    once.  ``analysis`` is the one :func:`analyse` gives for its source."""
+    return iter(_read_views(analysis.source)[0])
 
 
 def nested_scripts(analysis: ShellAnalysis) -> list[ShellAnalysis]:
     """The scripts the line hands to a shell, ``eval``, ``trap``... (at any depth), parsed."""
-    return [analyse(v[1].text) for v in _all_views(analysis) if v[0] is _SCRIPT]
+    return [analyse(script) for script in _read_views(analysis.source)[1]]
+
+
+@functools.lru_cache(maxsize=2048)
+def _read_views(source: str) -> tuple[tuple[View, ...], tuple[str, ...]]:
+    """The views of a line and the scripts it hands on, worked out once per line."""
+    views: list[View] = []
+    scripts: list[str] = []
+    for view in _all_views(analyse(source)):
+        if view[0] is _SCRIPT:
+            scripts.append(view[1].text)
+        else:
+            views.append(view)
+    return tuple(dict.fromkeys(views)), tuple(dict.fromkeys(scripts))
 
 
 def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
@@ -204,40 +112,18 @@ def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
                     yield from _views(command.words, command, _MAX_DEPTH - 2)
 
 
-_RUNS_VALUE = frozenset(
-    ["GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "PAGER", "MANPAGER", "EDITOR", "VISUAL",
-     "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "LESSOPEN", "LESSCLOSE", "GIT_EXTERNAL_DIFF",
-     "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PROMPT_COMMAND", "BROWSER",
-     "GIT_PROXY_COMMAND", "RSYNC_RSH", "CVS_RSH", "FCEDIT", "SYSTEMD_PAGER", "DIFFTOOL"]
-)  # fmt: skip
-"""Environment variables whose value a program runs as a command."""
-_CHANGES_WHAT_RUNS = frozenset(
-    ["LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES",
-     "DYLD_LIBRARY_PATH", "BASH_ENV", "ENV", "IFS", "SHELLOPTS", "BASHOPTS", "PS4",
-     "PERL5OPT", "PERL5LIB", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "NODE_OPTIONS",
-     "RUBYOPT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG", "GIT_CONFIG_GLOBAL",
-     "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT", "GIT_EXEC_PATH", "GIT_DIR", "GIT_WORK_TREE",
-     "GIT_TEMPLATE_DIR", "GIT_CEILING_DIRECTORIES", "ZDOTDIR", "HISTFILE", "INPUTRC",
-     "RIPGREP_CONFIG_PATH", "NPM_CONFIG_SCRIPT_SHELL"]
-)  # fmt: skip
-"""Environment variables that make programs run code the line does not show."""
-
-
 def _assignment(word: Word, depth: int) -> Iterator[View]:
     """``NAME=value`` before a command, after ``env``/``export``: a value some program runs."""
     name, eq, value = word.text.partition("=")
     if not eq:
         return
     name = name.rstrip("+")
-    if name in _RUNS_VALUE:
+    if name in RUNS_VALUE:
         yield from _script(Word(value, static=word.static), depth)
-    elif name in _CHANGES_WHAT_RUNS or name.startswith(
+    elif name in CHANGES_WHAT_RUNS or name.startswith(
         ("BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
     ):
         yield UNSURE
-
-
-_DECLARATIONS = frozenset(["export", "declare", "typeset", "local", "readonly", "env", "sudo"])
 
 
 def runs_other_commands(command: SimpleCommand) -> bool:
@@ -267,24 +153,24 @@ def _views(words: Sequence[Word], command: SimpleCommand, depth: int) -> Iterato
     if base != name.text:
         view = (Word(base, base), *words[1:])
         yield view
-    if base in _DECLARATIONS:
+    if base in DECLARATIONS:
         for word in view[1:]:
             if "=" in word.text and not word.text.startswith(("-", "=")):
                 yield from _assignment(word, depth)
-    if base in _ALWAYS_UNSURE:
+    if base in ALWAYS_UNSURE:
         yield UNSURE
-    elif base in _SHELLS:
+    elif base in SHELLS:
         yield from _shell(view, command, depth)
-    elif base in _SCRIPT_FIRST_OPERAND:
+    elif base in SCRIPT_FIRST_OPERAND:
         yield from _script_operands(base, view, depth)
     elif base == "find":
         yield from _find(view, command, depth)
     elif base == "git":
         yield from _git(view, command, depth)
-    elif base in _OPAQUE_WRAPPERS:
+    elif base in OPAQUE_WRAPPERS:
         for start in range(1, len(view)):
             yield from _views(view[start:], command, depth + 1)
-    elif base in _WRAPPERS:
+    elif base in WRAPPERS:
         yield from _wrapper(base, view, command, depth)
 
 
@@ -314,11 +200,11 @@ def _joined(words: Sequence[Word]) -> Word:
 
 
 def _wrapper(base: str, view: View, command: SimpleCommand, depth: int) -> Iterator[View]:
-    options = _WRAPPERS[base]
+    options = WRAPPERS[base]
     if base == "command" and any(w.text in ("-v", "-V") for w in view[1:2]):
         return  # `command -v rm` only looks the name up
     start, scripts = _after_options(view, options)
-    if base in _PERMUTED:  # getopt permutes: `su root -c 'rm x'`, `flock /tmp/l -c 'rm x'`
+    if base in PERMUTED:  # getopt permutes: `su root -c 'rm x'`, `flock /tmp/l -c 'rm x'`
         scripts.extend(_permuted_scripts(view, options))
     for script in scripts:
         yield from _script(script, depth)
@@ -327,20 +213,16 @@ def _wrapper(base: str, view: View, command: SimpleCommand, depth: int) -> Itera
             yield from _views(view[index:], command, depth + 1)
         return
     rest = view[start:]
-    if base in _APPENDS_ARGUMENTS:
+    if base in APPENDS_ARGUMENTS:
         rest = (*rest, _ANY) if rest else (Word("echo", "echo"), _ANY)
-    if base in _SCRIPT_OPERANDS and rest and not (base == "watch" and "-x" in _flags(view)):
+    if base in SCRIPT_OPERANDS and rest and not (base == "watch" and "-x" in _flags(view)):
         yield from _script(_joined([w for w in rest if w is not _ANY]), depth)
     if base in ("sudo", "doas") and ({"-s", "-i", "--shell", "--login"} & _flags(view)):
         yield from _script(_joined(rest), depth)
     yield from _views(rest, command, depth + 1)
 
 
-_PERMUTED = frozenset(["su", "runuser", "flock", "script"])
-"""Wrappers whose script option may follow their operands."""
-
-
-def _permuted_scripts(view: View, options: _Options) -> list[Word]:
+def _permuted_scripts(view: View, options: Options) -> list[Word]:
     found: list[Word] = []
     for index, word in enumerate(view[1:], start=1):
         text = word.text
@@ -364,7 +246,7 @@ def _flags(view: View) -> set[str]:
     return {w.text for w in view[1:] if w.text.startswith("-")}
 
 
-def _after_options(view: View, options: _Options) -> tuple[int | None, list[Word]]:
+def _after_options(view: View, options: Options) -> tuple[int | None, list[Word]]:
     """Where the wrapped command starts (None: unsure) and the script-valued options."""
     scripts: list[Word] = []
     i = 1
@@ -451,7 +333,7 @@ def _shell(view: View, command: SimpleCommand, depth: int) -> Iterator[View]:
             break
         if text.startswith("--"):
             name, eq, value = text[2:].partition("=")
-            if name in _SHELL_LONG_ARGS:
+            if name in SHELL_LONG_ARGS:
                 i += 1 if eq else 2
                 continue
             if name in ("command", "init-command"):  # fish
@@ -463,7 +345,7 @@ def _shell(view: View, command: SimpleCommand, depth: int) -> Iterator[View]:
                     i += 1
                 i += 1
                 continue
-            if name not in _SHELL_LONG_FLAGS:
+            if name not in SHELL_LONG_FLAGS:
                 yield UNSURE
                 return
             i += 1
@@ -503,13 +385,10 @@ def _stdin_script(command: SimpleCommand, depth: int) -> Iterator[View]:
             yield from _script(body, depth)
 
 
-_FIND_RUNS = frozenset(["-exec", "-execdir", "-ok", "-okdir"])
-
-
 def _find(view: View, command: SimpleCommand, depth: int) -> Iterator[View]:
     words = list(view)
     for index, word in enumerate(words):
-        if word.text in _FIND_RUNS or not word.static:
+        if word.text in FIND_RUNS or not word.static:
             inner: list[Word] = []
             for later in words[index + 1 :]:
                 if later.text in (";", "+"):
@@ -519,26 +398,6 @@ def _find(view: View, command: SimpleCommand, depth: int) -> Iterator[View]:
                 yield UNSURE
             elif inner:
                 yield from _views(inner, command, depth + 1)
-
-
-_GIT_VALUED = frozenset(
-    ["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env",
-     "--attr-source", "--list-cmds", "--exec-path"]
-)  # fmt: skip
-_GIT_FLAGS = frozenset(
-    ["--no-pager", "-P", "-p", "--paginate", "--bare", "--no-replace-objects",
-     "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
-     "--no-optional-locks", "--no-lazy-fetch", "--no-advice", "--html-path", "--man-path",
-     "--info-path", "--version", "--help", "--exec-path"]
-)  # fmt: skip
-_GIT_SAFE_CONFIG = (
-    "color.", "advice.", "user.", "i18n.", "column.", "status.", "init.defaultbranch",
-    "core.quotepath", "core.autocrlf", "core.safecrlf", "core.longpaths", "core.ignorecase",
-    "core.abbrev", "pull.rebase", "pull.ff", "push.default", "merge.conflictstyle",
-    "rebase.autosquash", "protocol.version", "log.date", "log.decorate", "safe.directory",
-)  # fmt: skip
-"""``git -c`` keys that run no program; any other key may (``core.pager``,
-``core.fsmonitor``, ``alias.x=!cmd``, ``diff.x.textconv``...)."""
 
 
 def _git(view: View, command: SimpleCommand, depth: int) -> Iterator[View]:
@@ -551,17 +410,17 @@ def _git(view: View, command: SimpleCommand, depth: int) -> Iterator[View]:
             yield UNSURE
             return
         name, eq, value = text.partition("=")
-        if name in _GIT_VALUED and (eq or text == "--exec-path" or name != text):
+        if name in GIT_VALUED and (eq or text == "--exec-path" or name != text):
             if name in ("-c", "--config-env") and eq:
                 yield from _git_config(value, depth)
             i += 1
             if text == "--exec-path" and not eq:
                 continue
-        elif text in _GIT_VALUED:
+        elif text in GIT_VALUED:
             if text in ("-c", "--config-env"):
                 yield from _git_config(_at(view, i + 1).text, depth)
             i += 2
-        elif text in _GIT_FLAGS:
+        elif text in GIT_FLAGS:
             i += 1
         elif text.startswith("-"):  # an option this module does not know: unsure from here
             for start in range(i + 1, len(view)):
@@ -578,14 +437,8 @@ def _git_config(setting: str, depth: int) -> Iterator[View]:
     key = key.lower()
     if key.startswith("alias.") and value.startswith("!"):
         yield from _script(value[1:], depth)
-    elif not key.startswith(_GIT_SAFE_CONFIG):
+    elif not key.startswith(GIT_SAFE_CONFIG):
         yield UNSURE
-
-
-_ARITHMETIC_COMMANDS = frozenset(
-    ["let", "declare", "typeset", "local", "readonly", "export", "printf", "read", "unset",
-     "mapfile", "readarray", "test", "[", "[[", "printf"]
-)  # fmt: skip
 
 
 def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
@@ -594,7 +447,7 @@ def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
     ``a[$(cmd)]`` held in a string."""
     contexts = {"arithmetic", "subscript", "conditional expression"} & set(analysis.unmodelled)
     if not contexts and not any(
-        c.words and c.words[0].text in _ARITHMETIC_COMMANDS for c in analysis.commands
+        c.words and c.words[0].text in ARITHMETIC_COMMANDS for c in analysis.commands
     ):
         return False
     return any(

@@ -28,6 +28,9 @@ _VALUED_TARGETS = {
 }
 
 
+_WRITERS = frozenset([*_TARGET_LAST, *_TARGET_ALL, *_VALUED_TARGETS, "dd", "uniq", "sed"])
+
+
 def write_targets(words: Sequence[Word]) -> list[Word]:
     """The files ``words`` (one simple command) is known to write or remove.
 
@@ -39,6 +42,8 @@ def write_targets(words: Sequence[Word]) -> list[Word]:
     if not words:
         return []
     base = os.path.basename(words[0].text)
+    if base not in _WRITERS:
+        return []
     args = list(words[1:])
     operands = [w for w in args if not w.text.startswith("-") or w.text == "-"]
     if base in _TARGET_ALL:

@@ -186,6 +186,39 @@ async def test_permissions_follow_symlinks_out_of_the_working_directory(
     assert (result == PermissionResult.allow()) is allowed
 
 
+async def test_each_permission_check_looks_at_the_disk_afresh(tmp_path: Path) -> None:
+    """A command judged once is judged again: a name swapped for a symlink meanwhile is seen."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "data").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET\n")
+    tool, ctx = BashTool(), context(project)
+    for command in ("cat data/secret.txt", "cd data && cat secret.txt", "ls data"):
+        assert await tool.check_permissions(BashInput(command), ctx) == PermissionResult.allow()
+    (project / "data").rmdir()
+    (project / "data").symlink_to(outside)
+    for command in ("cat data/secret.txt", "cd data && cat secret.txt", "ls data"):
+        result = await tool.check_permissions(BashInput(command), ctx)
+        assert result != PermissionResult.allow(), command
+    (project / "data").unlink()
+    (project / "data").mkdir()
+    (project / "data" / "secret.txt").symlink_to(outside / "secret.txt")
+    assert await tool.check_permissions(BashInput("cat data/secret.txt"), ctx) != (
+        PermissionResult.allow()
+    )
+
+
+async def test_a_symlinked_working_directory_keeps_its_own_files_inside(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "src").mkdir(parents=True)
+    (real / "src" / "a.txt").write_text("a\n")
+    (tmp_path / "alias").symlink_to(real)
+    ctx = context(tmp_path / "alias")
+    for command in ("cat src/a.txt", "cd src && cat a.txt", "ls src", "wc -l src/a.txt"):
+        result = await BashTool().check_permissions(BashInput(command), ctx)
+        assert result == PermissionResult.allow(), command
+
+
 def test_rule_content_is_matched_with_the_bash_rule_syntax(tmp_path: Path) -> None:
     tool = BashTool()
     ctx = context(tmp_path)

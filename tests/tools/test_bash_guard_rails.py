@@ -154,6 +154,50 @@ async def test_a_read_deny_rule_covers_the_paths_a_command_reads(
     assert "TOP SECRET" not in content
 
 
+@pytest.mark.parametrize("command", ["grep -r SECRET src", "ls -R src", "grep -r SECRET ."])
+async def test_a_symlink_deep_in_a_walked_directory_is_followed_to_the_denied_file(
+    tmp_path: Path, command: str
+) -> None:
+    _secrets(tmp_path)
+    deep = tmp_path / "src" / "a" / "b"
+    deep.mkdir(parents=True)
+    (tmp_path / "src" / "plain.txt").write_text("plain")
+    (deep / "innocent.txt").symlink_to(tmp_path / "secrets" / "key.pem")
+    guard = _settings(deny=["Read(./secrets/**)"], allow=["Bash"])
+    is_error, content = await _run(command, tmp_path, guard)
+    assert is_error
+    assert content.startswith("Permission to read"), content
+    if "src" in command:
+        assert content == f"Permission to read {deep / 'innocent.txt'} has been denied."
+
+
+@pytest.mark.parametrize("entries", [10, 300])
+async def test_a_denied_file_anywhere_in_a_large_directory_is_found(
+    tmp_path: Path, entries: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small trees are walked in place; one past the in-place budget is walked in a thread."""
+    from trioexec.tools import _bash
+
+    hops: list[object] = []
+    real_hop = _bash.trio.to_thread.run_sync
+
+    async def hop(fn: object, *args: object, **kwargs: object) -> object:
+        hops.append(fn)
+        return await real_hop(fn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_bash.trio.to_thread, "run_sync", hop)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for index in range(entries):
+        (tree / f"f{index:03}.txt").write_text("x")
+    (tree / "zz").mkdir()
+    (tree / "zz" / "key.pem").write_text("TOP SECRET")
+    guard = _settings(deny=["Read(./tree/zz/**)"], allow=["Bash"])
+    expected = f"Permission to read {tree / 'zz' / 'key.pem'} has been denied."
+    assert await _run("grep -r SECRET tree", tmp_path, guard) == (True, expected)
+    assert len(hops) == (entries > 64)
+
+
 async def test_a_read_deny_rule_names_the_path_it_covers(tmp_path: Path) -> None:
     _secrets(tmp_path)
     guard = _settings(deny=["Read(./secrets/**)"])

@@ -1,4 +1,4 @@
-"""The ``trioexec scenario`` subcommands: ``run`` and ``validate``.
+"""The ``trioexec scenario`` subcommands: ``run``, ``diff`` and ``validate``.
 
 Every error of both commands is reported on stderr in one format, the one
 argparse uses for its own errors, one problem per line::
@@ -7,13 +7,19 @@ argparse uses for its own errors, one problem per line::
 
 ``FILE`` is the file at fault: the scenario file (a missing or unreadable
 file, invalid JSON, a schema violation, a cross-field rule), the
-``--session-dir`` folder, or the ``--trace-out`` file.  The exit code is 2,
-and there is no traceback.  Every input and output path is checked before
-the run starts, so a typo costs no run.
+``--session-dir`` folder, or the ``--trace-out`` file (``--policy`` for an
+unknown preset).  The exit code is 2, and there is no traceback.  Every input
+and output path is checked before the run starts, so a typo costs no run.
 
 Without ``--session-dir`` the run persists large results in a fresh
 temporary folder, removed when the command ends unless ``--keep-session-dir``
 is given (then its path is said on stderr).
+
+``--policy NAME`` runs the scenario under that preset instead of the file's
+policy (the file's ``policy``, ``result_order`` and ``synthetic_texts`` are
+then ignored).  ``scenario diff FILE --policy A --policy B [...]`` runs it
+under each and prints the timelines and what differs per call; its exit code
+is 0 when the runs agree, 1 when they differ (as diff(1)), 2 for bad input.
 """
 
 from __future__ import annotations
@@ -25,7 +31,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from .._errors import ConfigurationError
+from .._policy import Policy
+from ._diff import differing_calls, render_diff
 from ._load import (
     ScenarioError,
     ScenarioIssue,
@@ -43,13 +53,15 @@ if TYPE_CHECKING:
 
     from ._model import Scenario
 
-__all__ = ["add_scenario_commands", "scenario_run", "scenario_validate"]
+__all__ = ["add_scenario_commands", "scenario_diff", "scenario_run", "scenario_validate"]
 
+EXIT_DIFFERENT = 1
 EXIT_BAD_INPUT = 2
+_PRESETS = ", ".join(Policy.preset_names())
 
 
 def add_scenario_commands(subparsers: Any) -> None:  # noqa: ANN401 - argparse's private type
-    """Register ``scenario run`` and ``scenario validate``.
+    """Register ``scenario run``, ``scenario diff`` and ``scenario validate``.
 
     Each sets ``func`` (what runs) and ``usage_parser`` (whose usage an
     unrecognized argument shows).
@@ -90,7 +102,35 @@ def add_scenario_commands(subparsers: Any) -> None:  # noqa: ANN401 - argparse's
         metavar="TRACE.json",
         help="also write a Chrome Trace Event Format file (Perfetto, chrome://tracing)",
     )
+    run.add_argument(
+        "--policy",
+        metavar="NAME",
+        help=f"run under this preset instead of the file's policy ({_PRESETS})",
+    )
     run.set_defaults(func=scenario_run, usage_parser=run)
+
+    diff = commands.add_parser(
+        "diff",
+        help="run a scenario under several policies and show what differs per call",
+        description="Run a scenario under each --policy, print each timeline, then per call "
+        "what differs (result, error flag, start/finish/release times). Exit code: 0 when "
+        "the runs agree, 1 when they differ, 2 for bad input.",
+    )
+    diff.add_argument("file", metavar="FILE", help="the scenario file (JSON)")
+    diff.add_argument(
+        "--policy",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help=f"a preset to run under; give it at least twice ({_PRESETS})",
+    )
+    diff.add_argument(
+        "--session-dir",
+        metavar="DIR",
+        help="where oversized results are persisted, shared by the runs "
+        "(default: a fresh temporary folder, removed afterwards)",
+    )
+    diff.set_defaults(func=scenario_diff, usage_parser=diff)
 
     validate = commands.add_parser(
         "validate",
@@ -103,12 +143,17 @@ def add_scenario_commands(subparsers: Any) -> None:  # noqa: ANN401 - argparse's
 
 def scenario_run(args: argparse.Namespace) -> int:
     """``trioexec scenario run FILE [--session-dir DIR] [--keep-session-dir] [--timeline]
-    [--trace-out F]``."""
+    [--trace-out F] [--policy NAME]``."""
     command = "scenario run"
     try:
         scenario = load_scenario(args.file)
     except ScenarioError as exc:
         return _fail_issues(command, args.file, exc.issues)
+    if args.policy is not None:
+        try:
+            scenario = attrs.evolve(scenario, policy=Policy.preset(args.policy))
+        except ConfigurationError as exc:
+            return _fail(command, f"--policy: {exc}")
     if args.trace_out:
         problem = _output_file_problem(Path(args.trace_out))
         if problem is not None:
@@ -144,6 +189,44 @@ def _run_and_report(
             return _fail(command, f"{args.trace_out}: cannot write file: {_reason(exc)}")
     _write(render_timeline(run) if args.timeline else run.dumps())
     return 0
+
+
+def scenario_diff(args: argparse.Namespace) -> int:
+    """``trioexec scenario diff FILE --policy A --policy B [...] [--session-dir DIR]``.
+
+    Returns 0 when every run agrees on every call, 1 when they differ, 2 for bad input.
+    """
+    command = "scenario diff"
+    names: list[str] = args.policy
+    if len(names) < 2:
+        return _fail(command, "--policy: give at least two presets to compare")
+    try:
+        scenario = load_scenario(args.file)
+    except ScenarioError as exc:
+        return _fail_issues(command, args.file, exc.issues)
+    try:
+        policies = [Policy.preset(name) for name in names]
+    except ConfigurationError as exc:
+        return _fail(command, f"--policy: {exc}")
+    temporary = args.session_dir is None
+    session_dir = tempfile.mkdtemp(prefix="trioexec-scenario-") if temporary else args.session_dir
+    if not temporary:
+        problem = _session_dir_problem(Path(session_dir))
+        if problem is not None:
+            return _fail(command, f"{session_dir}: {problem}")
+    try:
+        runs = [
+            run_scenario_sync(attrs.evolve(scenario, policy=policy), session_dir=session_dir)
+            for policy in policies
+        ]
+    except ConfigurationError as exc:
+        return _fail(command, f"{args.file}: {exc}")
+    finally:
+        if temporary:
+            shutil.rmtree(session_dir, ignore_errors=True)
+    _write(render_diff(names, runs))
+    orders = {tuple(result.tool_use_id for result in run.results) for run in runs}
+    return EXIT_DIFFERENT if differing_calls(runs) or len(orders) > 1 else 0
 
 
 def scenario_validate(args: argparse.Namespace) -> int:

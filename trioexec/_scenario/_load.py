@@ -38,6 +38,7 @@ import jsonschema.exceptions
 import jsonschema.validators
 
 from .._errors import ConfigurationError
+from .._policy import Policy
 from .._validation import json_type_name
 from ._model import (
     DEFAULT_MAX_CONCURRENCY,
@@ -221,7 +222,7 @@ def parse_scenario(document: object, *, source: str = "<scenario>") -> Scenario:
         description=doc.get("description", ""),
         mode=doc.get("mode", "stream"),
         max_concurrency=int(doc.get("max_concurrency", DEFAULT_MAX_CONCURRENCY)),
-        result_order=doc.get("result_order", "arrival"),
+        policy=_policy(doc),
         tools=tuple(_tool(entry) for entry in doc["tools"]),
         calls=tuple(
             CallSpec(
@@ -243,7 +244,6 @@ def parse_scenario(document: object, *, source: str = "<scenario>") -> Scenario:
         can_use_tool=doc.get("can_use_tool"),
         hooks=tuple(_hook(entry) for entry in doc.get("hooks", [])),
         message_budget=int(doc.get("message_budget", DEFAULT_MESSAGE_BUDGET)),
-        synthetic_texts=doc.get("synthetic_texts", "claude-code"),
     )
 
 
@@ -254,6 +254,13 @@ def load_scenario(path: Path | str) -> Scenario:
         ScenarioError: see :func:`read_document` and :func:`parse_scenario`.
     """
     return parse_scenario(read_document(path), source=str(path))
+
+
+def _policy(doc: Mapping[str, Any]) -> Policy:
+    """The file's policy, then its shorthand fields on top (the schema checked every value)."""
+    policy = Policy.from_json(doc.get("policy", "trioexec"))
+    shorthands = {key: doc[key] for key in ("result_order", "synthetic_texts") if key in doc}
+    return policy.with_overrides(shorthands) if shorthands else policy
 
 
 def _tool(entry: Mapping[str, Any]) -> ToolSpec:
@@ -387,6 +394,8 @@ def _describe(error: jsonschema.exceptions.ValidationError) -> Iterator[Found]:
     elif kind == "minimum":
         noun = "a time" if _is_time(path) else "a number"
         yield path, f"must be {noun} >= {_show(value)}, got {_show(instance)}"
+    elif kind == "anyOf" and path and path[-1] == "cascade_on":
+        yield path, f'expected "declared" or a list of tool names, got {_show(instance)}'
     elif kind == "minLength":
         yield path, "must not be empty"
     else:
@@ -501,6 +510,7 @@ def _cross_field(document: object) -> Iterator[Found]:
                 "calls arrive in file order",
             )
         latest = at if latest is None else max(latest, at)
+    yield from _policy_problems(document.get("policy"))
     permissions = document.get("permissions")
     if isinstance(permissions, Mapping):
         for behavior, rules in permissions.items():
@@ -517,6 +527,16 @@ def _cross_field(document: object) -> Iterator[Found]:
                     ["actions", index, "do"],
                     '"discard" needs mode "stream" (it abandons a streaming executor)',
                 )
+
+
+def _policy_problems(policy: object) -> Iterator[Found]:
+    """A preset name the schema cannot list without repeating the package's presets."""
+    where: list[PathPart] = ["policy"]
+    name = policy
+    if isinstance(policy, Mapping):
+        where, name = ["policy", "preset"], policy.get("preset", "trioexec")
+    if isinstance(name, str) and name not in Policy.preset_names():
+        yield where, f"unknown policy {_show(name)} (expected {_one_of(Policy.preset_names())})"
 
 
 def _rule_problem(rule: str) -> str | None:

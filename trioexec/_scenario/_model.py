@@ -13,6 +13,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._models import JSONValue, ToolUse
+from .._policy import DEFAULT_POLICY, Policy
 
 __all__ = [
     "ActionKind",
@@ -102,7 +103,8 @@ class Scenario:
     description: str = ""
     mode: Mode = "stream"
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
-    result_order: Literal["arrival", "completion"] = "arrival"
+    policy: Policy = DEFAULT_POLICY
+    """The file's ``"policy"`` with its ``result_order`` / ``synthetic_texts`` fields applied."""
     tools: tuple[ToolSpec, ...] = ()
     calls: tuple[CallSpec, ...] = ()
     actions: tuple[ActionSpec, ...] = ()
@@ -112,7 +114,16 @@ class Scenario:
     can_use_tool: Literal["allow", "deny"] | None = None
     hooks: tuple[HookSpec, ...] = ()
     message_budget: int = DEFAULT_MESSAGE_BUDGET
-    synthetic_texts: Literal["claude-code", "trioexec"] = "claude-code"
+
+    @property
+    def result_order(self) -> Literal["arrival", "completion"]:
+        """The policy's result order (the file's ``result_order`` field is a shorthand)."""
+        return self.policy.result_order
+
+    @property
+    def synthetic_texts(self) -> Literal["claude-code", "trioexec"]:
+        """The policy's texts (the file's ``synthetic_texts`` field is a shorthand)."""
+        return self.policy.synthetic_texts
 
     @property
     def uses_guard_rails(self) -> bool:

@@ -129,7 +129,7 @@ async def run_scenario(scenario: Scenario, *, session_dir: Path | str) -> Scenar
         "max_concurrency": scenario.max_concurrency,
         "session_dir": folder,
         "observers": [recorder],
-        "synthetic_texts": scenario.synthetic_texts,
+        "policy": scenario.policy,
     }
     guard = _guard_rails(scenario)
     if guard is not None:
@@ -274,9 +274,7 @@ async def _run_stream(
     opened: list[StreamingExecutor] = []
     with application:
         try:
-            async with open_streaming_executor(
-                registry, result_order=scenario.result_order, **options
-            ) as executor:
+            async with open_streaming_executor(registry, **options) as executor:
                 opened.append(executor)
                 all_added = trio.Event()
 

@@ -15,12 +15,14 @@ the summary at the end of the row gives exact times.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import TYPE_CHECKING
 
 import attrs
 
 from .._models import ToolResult
+from .._policy import Policy
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -156,6 +158,15 @@ def _marks(marks: Iterable[tuple[float, str]], step: float, cells: list[str]) ->
             cells[col] = mark
 
 
+def _policy_label(policy: Policy) -> str:
+    """``, policy NAME`` unless the policy is trioexec's, up to the knobs the title shows."""
+    plain = attrs.evolve(policy, result_order="arrival", synthetic_texts="claude-code")
+    if plain == Policy():
+        return ""
+    written = policy.to_json()
+    return f", policy {written if isinstance(written, str) else json.dumps(written)}"
+
+
 def render_timeline(run: ScenarioRun, *, width: int = 60) -> str:
     """The chart as text, ending with a newline.
 
@@ -177,7 +188,8 @@ def render_timeline(run: ScenarioRun, *, width: int = 60) -> str:
     title = f"scenario: {scenario.name or '(unnamed)'} ({scenario.mode} mode"
     if scenario.mode == "stream":
         title += f", result_order {scenario.result_order}"
-    title += f", max_concurrency {scenario.max_concurrency})"
+    title += f", max_concurrency {scenario.max_concurrency}"
+    title += f"{_policy_label(scenario.policy)})"
     lines = [title, f"1 column = {format_time(step)} s of virtual time"]
     lines += _axis(columns, step, indent)
     for row in rows:

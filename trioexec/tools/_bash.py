@@ -22,7 +22,7 @@ from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._texts import command_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from ._bash_classifier import is_read_only_command
-from ._bash_paths import judge_paths, needs_worker_thread
+from ._bash_paths import WalkTooLong, judge_paths, may_glob
 from ._responses import Reported, reported_response
 
 if TYPE_CHECKING:
@@ -43,6 +43,9 @@ __all__ = [
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_BYTES = 1_048_576
+_IN_PLACE_PATHS = 64
+"""How many paths the permission check may look at in the event loop thread (names,
+and what a named directory holds) before it starts again in a worker thread."""
 
 
 @attrs.frozen
@@ -181,18 +184,22 @@ class BashTool(Tool[BashInput]):
         match and ``< file`` target, resolved with symlinks followed against
         the working directory (and every ``cd`` target), must lie inside it.
         "Pass" (passthrough) leaves the decision to the permission chain:
-        rules, mode, then the application (ask).  A check that globs or walks a
-        directory runs in a worker thread (cancellation abandons it); the
-        others are a few ``stat`` and ``realpath`` calls, made in place.
+        rules, mode, then the application (ask).  A check that globs, or that
+        would look at more than 64 paths (a large directory walked for the Read
+        deny rules), runs in a worker thread (cancellation abandons it); the
+        others are a few ``lstat`` and ``realpath`` calls, made in place.
         """
         read_rules = ctx.permissions.rules_for(("Read",), "deny") if ctx.permissions else None
         rules: tuple[str, ...] = ()
         if read_rules is not None:
             rules = ("**",) if read_rules.whole else read_rules.contents
         judge = functools.partial(judge_paths, input.command, Path(ctx.cwd), rules)
-        if needs_worker_thread(input.command, Path(ctx.cwd), walks=bool(rules)):
-            return await trio.to_thread.run_sync(judge)
-        return judge()  # a few stat and realpath calls: cheaper than a thread hop
+        if not may_glob(input.command):
+            try:  # a few stat and realpath calls: cheaper than a thread hop
+                return judge(budget=_IN_PLACE_PATHS)
+            except WalkTooLong:
+                pass  # a larger directory: walked afresh in a worker thread
+        return await trio.to_thread.run_sync(judge)
 
     async def speculative_permission_check(
         self,

@@ -131,7 +131,7 @@ def stays_in_working_directory(command: str) -> bool:
     ``--file=/x``).  A ``cd`` must name one such relative directory (a bare
     ``cd`` goes home).  Used to let read-only commands run without asking.
     """
-    read = _read(command)
+    read = _read_cached(command)
     if read is None:
         return False
     commands, inputs = read
@@ -146,9 +146,12 @@ def stays_in_working_directory(command: str) -> bool:
 
 _DOT_GLOB = re.compile(r"(?:^|/)\.[*?\[]")
 _HOME = re.compile(r"(?:^|[=:])~")
+_PATHLESS = frozenset("/.~")
 
 
 def _relative_word(text: str) -> bool:
+    if _PATHLESS.isdisjoint(text):
+        return True  # no `/`, `.` or `~`: a plain name inside the working directory
     if _HOME.search(text) or _DOT_GLOB.search(text):
         return False
     if text.startswith("-"):

@@ -8,21 +8,23 @@ so ``Bash`` calls them in a worker thread.
 
 from __future__ import annotations
 
+import functools
 import glob
 import itertools
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
+from .._file_access import Resolver
 from .._path_rules import match_path_rule
 from .._protected import protected_path_reason
 from .._shell_commands import UNSURE, command_views, nested_scripts, write_targets
 from .._shell_syntax import ShellAnalysis, Word, analyse
 from .._texts import read_denied_message, sensitive_file_message
 from .._tool import PermissionResult
-from ._base import path_rule_covers
 from ._bash_classifier import is_read_only_command, path_words, stays_in_working_directory
 
 if TYPE_CHECKING:
@@ -30,9 +32,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ReadCheck",
+    "WalkTooLong",
     "denied_read",
     "judge_paths",
-    "needs_worker_thread",
+    "may_glob",
     "protected_write_target",
     "resolves_inside",
     "write_target_words",
@@ -53,14 +56,56 @@ class ReadCheck:
     """A word whose value the shell computes (or too many names to check): as written."""
 
 
+# What a command line names follows from its text alone (the analysis and the
+# tables of what commands do), so each such fact is kept per command, worked out
+# when first needed; every look at what those names are on disk runs again on
+# each call.
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_names(command: str) -> tuple[Word, ...]:
+    """Every word that may name a file the line reads (see :func:`_names`)."""
+    return tuple(_names(_analyses(command)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _moves_of(command: str) -> tuple[str, ...] | None:
+    """The ``cd``/``pushd`` targets in order (None: one the shell computes)."""
+    return _moves(_analyses(command))
+
+
+@functools.lru_cache(maxsize=1024)
+def _writes_of(command: str) -> tuple[Word, ...]:
+    """Every file the line is known to write (see :func:`write_target_words`)."""
+    return tuple(_write_targets(_analyses(command)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _allowable(command: str) -> bool:
+    """Read-only and lexically inside the working directory: only the disk can say no."""
+    return is_read_only_command(command) and stays_in_working_directory(command)
+
+
+@functools.lru_cache(maxsize=1024)
+def _globs(command: str) -> bool:
+    """A name is an unquoted glob or brace expansion: checking it expands it."""
+    for analysis in _analyses(command):
+        if any(
+            r.reads_file and r.target is not None and r.target.expands for r in analysis.redirects
+        ):
+            return True
+        if any(w.expands for view in command_views(analysis) for w in view[1:]):
+            return True
+    return False
+
+
 def _analyses(command: str) -> list[ShellAnalysis]:
     analysis = analyse(command)
     return [analysis, *nested_scripts(analysis)]
 
 
-def _bases(analyses: list[ShellAnalysis], cwd: Path) -> list[str] | None:
-    """The directories a relative name may be resolved against: cwd and every ``cd`` target."""
-    bases = [str(cwd)]
+def _moves(analyses: list[ShellAnalysis]) -> tuple[str, ...] | None:
+    targets: list[str] = []
     for analysis in analyses:
         for command in analysis.commands:
             words = command.words
@@ -68,28 +113,52 @@ def _bases(analyses: list[ShellAnalysis], cwd: Path) -> list[str] | None:
                 target = words[-1]
                 if not target.static or target.expands:
                     return None
-                moved = [os.path.join(base, os.path.expanduser(target.text)) for base in bases]
-                bases.extend(moved)
-                if len(bases) > _MAX_BASES:
-                    return None
+                targets.append(target.text)
+    return tuple(targets)
+
+
+def _bases(moves: tuple[str, ...] | None, cwd: Path) -> list[str] | None:
+    """The directories a relative name may be resolved against: cwd and every ``cd`` target."""
+    if moves is None:
+        return None
+    bases = [str(cwd)]
+    for target in moves:
+        moved = [os.path.join(base, os.path.expanduser(target)) for base in bases]
+        bases.extend(moved)
+        if len(bases) > _MAX_BASES:
+            return None
     return list(dict.fromkeys(bases))
 
 
-def _names(analyses: list[ShellAnalysis]) -> Iterator[Word]:
-    """Every word that may name a file the line reads: arguments, option values, ``< file``."""
+def _names(analyses: list[ShellAnalysis]) -> list[Word]:
+    """Every word that may name a file the line reads: arguments, option values, ``< file``
+    (each once: a word the views of a line share is one name)."""
+    found: list[Word] = []
+    seen: set[tuple[str, str, bool, bool, bool]] = set()
+
+    def add(word: Word) -> None:
+        key = (word.text, word.raw, word.static, word.expands, word.braces)
+        if key not in seen:
+            seen.add(key)
+            found.append(word)
+
     for analysis in analyses:
         for redirect in analysis.redirects:
             if redirect.reads_file and redirect.target is not None:
-                yield redirect.target
+                add(redirect.target)
         for view in command_views(analysis):
             if view is UNSURE:
                 continue
             for word in view[1:]:
                 if not word.static:
-                    yield word
+                    add(word)
                     continue
                 for text in candidates(word.text):
-                    yield attrs.evolve(word, text=text)
+                    if text == word.text:
+                        add(word)
+                    else:
+                        add(Word(text, word.raw, True, word.expands, word.braces, word.ansi_c))
+    return found
 
 
 def candidates(text: str) -> list[str]:
@@ -104,7 +173,33 @@ def candidates(text: str) -> list[str]:
     return found
 
 
-def denied_read(command: str, cwd: Path, rules: tuple[str, ...]) -> ReadCheck:
+class WalkTooLong(Exception):
+    """More entries to look at than :func:`judge_paths` was allowed to walk in place."""
+
+
+class _Disk:
+    """What one decision reads from the disk: each symlink resolved once, entries counted.
+
+    Never shared between calls (the file system may change between them).
+    """
+
+    __slots__ = ("left", "resolver")
+
+    def __init__(self, cwd: Path, budget: int | None) -> None:
+        self.resolver = Resolver(cwd)
+        self.left = budget
+        """How many more entries may be looked at (None: no limit)."""
+
+    def spend(self) -> None:
+        if self.left is not None:
+            self.left -= 1
+            if self.left < 0:
+                raise WalkTooLong
+
+
+def denied_read(
+    command: str, cwd: Path, rules: tuple[str, ...], *, budget: int | None = None
+) -> ReadCheck:
     """The first path ``command`` reads that a Read deny rule (its ``rules`` contents) covers.
 
     Every argument, option value (``--file=x``, the tail of ``-fx``), glob match
@@ -114,22 +209,28 @@ def denied_read(command: str, cwd: Path, rules: tuple[str, ...]) -> ReadCheck:
     named is walked (up to 2,000 entries), since ``grep -r`` and ``cat dir/*``
     read what is inside.  A word the shell computes (``$F``, ``$(...)``) cannot
     be checked: it is returned as ``unknown``.
+
+    Raises:
+        WalkTooLong: more than ``budget`` paths (names, glob matches and
+            directory entries together) would have to be looked at.
     """
-    analyses = _analyses(command)
-    bases = _bases(analyses, cwd)
+    bases = _bases(_moves_of(command), cwd)
     if bases is None:
         return ReadCheck(unknown="cd")
-    for word in _names(analyses):
+    disk = _Disk(cwd, budget)
+    for word in _read_names(command):
         if not word.static:
             return ReadCheck(unknown=word.raw or word.text)
         for base in bases:
-            found = _covered(word, base, cwd, rules)
+            found = _covered(word, base, cwd, rules, disk)
             if found is not None:
                 return found
     return ReadCheck()
 
 
-def _covered(word: Word, base: str, cwd: Path, rules: tuple[str, ...]) -> ReadCheck | None:
+def _covered(
+    word: Word, base: str, cwd: Path, rules: tuple[str, ...], disk: _Disk
+) -> ReadCheck | None:
     path = os.path.join(base, os.path.expanduser(word.text))
     paths = [path]
     if word.expands:
@@ -142,49 +243,99 @@ def _covered(word: Word, base: str, cwd: Path, rules: tuple[str, ...]) -> ReadCh
         if len(paths) > _MAX_GLOB_MATCHES:
             return ReadCheck(unknown=word.raw)
     for candidate in paths:
-        for found in _with_contents(candidate):
+        for found in _with_contents(candidate, disk):
             if found is None:
                 return ReadCheck(unknown=word.raw)
-            if _rules_cover(rules, found, cwd):
-                return ReadCheck(path=os.path.normpath(found))
+            if _rules_cover(rules, *found, cwd, disk):
+                return ReadCheck(path=os.path.normpath(found[0]))
     return None
 
 
-def _rules_cover(rules: tuple[str, ...], path: str, cwd: Path) -> bool:
-    """A Read deny rule covers ``path`` as written or, when it exists, with symlinks resolved.
+def _rules_cover(
+    rules: tuple[str, ...], path: str, real: str | None, cwd: Path, disk: _Disk
+) -> bool:
+    """A Read deny rule covers ``path`` as written or, when it exists, with symlinks resolved
+    (``real``; matched against ``cwd`` as written and resolved, as
+    :func:`~trioexec._file_access.path_rule_covers` does).
 
     A path that does not exist cannot be read (no earlier command of the line
     can put a denied file's contents there without naming it), so only
-    existing paths pay for ``realpath``.
+    existing paths are resolved.
     """
     if any(match_path_rule(rule, path, cwd=cwd) for rule in rules):
         return True
-    if not os.path.lexists(path):
+    if real is None or real == os.path.normpath(path):
         return False
-    return any(path_rule_covers(rule, path, cwd) for rule in rules)
+    real_cwd = disk.resolver.real_cwd()
+    return any(
+        match_path_rule(rule, real, cwd=cwd)
+        or (real_cwd != cwd and match_path_rule(rule, real, cwd=real_cwd))
+        for rule in rules
+    )
 
 
-def _with_contents(path: str) -> Iterator[str | None]:
-    """``path``, then (for a directory) what is inside it; None: too much to check."""
-    yield path
-    if not os.path.lexists(path) or not os.path.isdir(path):
+def _with_contents(path: str, disk: _Disk) -> Iterator[tuple[str, str | None] | None]:
+    """``(path, resolved)``, then (for a directory) the same for what is inside it, in
+    :func:`os.walk`'s order; ``resolved`` is None for a path that does not exist, and
+    None instead of a pair means too much to check.
+
+    Only the named path and the symbolic links met inside are given to
+    ``realpath``: an entry that is no link resolves to its resolved directory
+    joined with its name.
+    """
+    disk.spend()
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        yield path, None
+        return
+    real = disk.resolver.real(os.path.normpath(path))
+    yield path, real
+    if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(path))):
         return
     seen = 0
-    for root, dirs, files in os.walk(path):
-        for name in itertools.chain(dirs, files):
+    pending = [(path, real)]
+    while pending:
+        root, real_root = pending.pop()
+        try:
+            with os.scandir(root) as scan:
+                entries = list(scan)
+        except OSError:
+            continue  # as os.walk: a directory it cannot list is skipped
+        dirs: list[tuple[str, str, bool]] = []
+        files: list[tuple[str, str, bool]] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            link = entry.is_symlink()
+            (dirs if is_dir else files).append((entry.name, entry.path, link))
+        for name, entry_path, link in itertools.chain(dirs, files):
             seen += 1
             if seen > _MAX_WALK:
                 yield None
                 return
-            yield os.path.join(root, name)
+            disk.spend()
+            resolved = disk.resolver.real(entry_path) if link else os.path.join(real_root, name)
+            yield entry_path, resolved
+        pending.extend(
+            (entry_path, os.path.join(real_root, name))
+            for name, entry_path, link in reversed(dirs)
+            if not link
+        )
 
 
 def write_target_words(command: str) -> list[Word]:
     """Every file ``command`` is known to write: output redirections and the targets of
     ``tee``, ``sort -o``, ``sed -i``, ``cp``... in every command the line may run,
     those in ``-c`` scripts included."""
+    return list(_writes_of(command))
+
+
+def _write_targets(analyses: list[ShellAnalysis]) -> list[Word]:
     targets: list[Word] = []
-    for analysis in _analyses(command):
+    for analysis in analyses:
         targets.extend(r.target or Word("", static=False) for r in analysis.redirects if r.writes)
         for view in command_views(analysis):
             if view is not UNSURE:
@@ -202,9 +353,11 @@ def protected_write_target(command: str, cwd: Path) -> tuple[str, str | None] | 
     redirection writes into it).  A target the shell computes (``> $F``,
     ``> *.log``) cannot be judged: ``(as written, None)``.
     """
-    analyses = _analyses(command)
-    bases = _bases(analyses, cwd)
-    for target in write_target_words(command):
+    writes = _writes_of(command)
+    if not writes:
+        return None
+    bases = _bases(_moves_of(command), cwd)
+    for target in writes:
         if target.static and not target.expands and target.text == "/dev/null":
             continue
         if not target.static or target.expands or not target.text or bases is None:
@@ -217,17 +370,23 @@ def protected_write_target(command: str, cwd: Path) -> tuple[str, str | None] | 
     return None
 
 
-def judge_paths(command: str, cwd: Path, read_rules: tuple[str, ...]) -> PermissionResult:
+def judge_paths(
+    command: str, cwd: Path, read_rules: tuple[str, ...], *, budget: int | None = None
+) -> PermissionResult:
     """``Bash``'s own permission check (blocking: call it from a worker thread when
-    :func:`needs_worker_thread` says so).
+    :func:`may_glob` says so, or with a ``budget``).
 
     Deny when a Read deny rule (``read_rules``, their contents) covers a path
     the command reads; ask as a safety check for a computed name that could be
     one, a protected write target, or a computed write target; allow a
     read-only command whose names all resolve inside ``cwd``; else passthrough.
+
+    Raises:
+        WalkTooLong: checking the Read deny rules would look at more than
+            ``budget`` paths (then call it again in a worker thread).
     """
     if read_rules:
-        read = denied_read(command, cwd, read_rules)
+        read = denied_read(command, cwd, read_rules, budget=budget)
         if read.path is not None:
             return PermissionResult.deny(read_denied_message(read.path))
         if read.unknown is not None:
@@ -247,24 +406,14 @@ def judge_paths(command: str, cwd: Path, read_rules: tuple[str, ...]) -> Permiss
         else:
             message = sensitive_file_message(path)
         return PermissionResult.ask(message, safety_check=True)
-    if (
-        is_read_only_command(command)
-        and stays_in_working_directory(command)
-        and resolves_inside(command, cwd)
-    ):
+    if _allowable(command) and resolves_inside(command, cwd):
         return PermissionResult.allow()
     return PermissionResult.passthrough()
 
 
-def needs_worker_thread(command: str, cwd: Path, *, walks: bool) -> bool:
-    """Whether :func:`judge_paths` may glob, or (``walks``) walk a directory the command names."""
-    analyses = _analyses(command)
-    for word in _names(analyses):
-        if word.expands:
-            return True
-        if walks and word.static and os.path.isdir(os.path.join(cwd, word.text)):
-            return True
-    return False
+def may_glob(command: str) -> bool:
+    """Whether :func:`judge_paths` may expand a glob the command names (any number of names)."""
+    return _globs(command)
 
 
 def resolves_inside(command: str, cwd: Path) -> bool:
@@ -274,11 +423,93 @@ def resolves_inside(command: str, cwd: Path) -> bool:
     ``cd`` may have moved to (a failed ``cd`` leaves the old one).  Unquoted
     globs are expanded (a bracket expression, or too many matches, means
     False).  Unsure means False, so the call is asked about.
+
+    Each call looks at the disk afresh (nothing it finds there is kept): a
+    relative name without ``..`` whose every component is ``lstat``-ed and
+    found to be no symbolic link (or missing) lies inside; a name that meets a
+    symbolic link, or anything else, is resolved with ``realpath``.
     """
+    plan = _inside_names(command)
+    if plan is None:
+        return False
+    answer = _resolves_inside_directly(plan, str(cwd))
+    if answer is not None:
+        return answer
+    return _resolves_inside_resolved(plan, cwd)
+
+
+@functools.lru_cache(maxsize=1024)
+def _inside_names(command: str) -> tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]] | None:
+    """For :func:`resolves_inside`: ``(word, name)`` pairs and the ``cd`` targets of the
+    classifier's reading of the line (None: it does not read it)."""
     lexed = path_words(command)
     if lexed is None:
-        return False
+        return None
     commands, inputs = lexed
+    names: list[tuple[Word, str]] = [(Word(t), t) for t in inputs]
+    moves: list[Word] = []
+    for words in commands:
+        names.extend((w, c) for w in words[1:] for c in candidates(w.text))
+        if words[0].text == "cd" and len(words) == 2:
+            moves.append(words[1])
+    return tuple(names), tuple(moves)
+
+
+def _plainly_inside(base: str, name: str) -> bool | None:
+    """True when ``name`` under the directory ``base`` (itself inside) meets no symbolic
+    link and no ``..`` (so it resolves inside, or does not exist); None: resolve it."""
+    if name.startswith("/") or ".." in name.split("/"):
+        return None
+    path = base.rstrip("/")
+    for part in name.split("/"):
+        if part in ("", "."):
+            continue
+        path = f"{path}/{part}"
+        try:
+            mode = os.lstat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # nothing there: the name as written stays inside
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return None
+    return True
+
+
+def _resolves_inside_directly(
+    plan: tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]], cwd: str
+) -> bool | None:
+    """:func:`resolves_inside` with ``lstat`` alone; None where that cannot say."""
+    names, moves = plan
+    bases = [cwd]
+    for target in moves:
+        if target.expands:
+            return False
+        moved = [os.path.join(base, target.text) for base in bases]
+        if not all(_plainly_inside(base, target.text) for base in bases):
+            return None
+        bases.extend(moved)
+        if len(bases) > _MAX_BASES:
+            return False
+    for base in bases:
+        for word, name in names:
+            if not _plainly_inside(base, name):
+                return None
+            if word.expands:
+                if "[" in name:
+                    return False
+                matches = glob.iglob(name, root_dir=base, include_hidden=True)
+                for count, match in enumerate(itertools.islice(matches, _MAX_GLOB_MATCHES + 1)):
+                    if count >= _MAX_GLOB_MATCHES or not _plainly_inside(base, match):
+                        return None
+    return True
+
+
+def _resolves_inside_resolved(
+    plan: tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]], cwd: Path
+) -> bool:
+    """:func:`resolves_inside` with every name resolved by ``realpath``."""
+    names, moves = plan
     root = Path(os.path.realpath(cwd))
 
     def inside(path: str) -> bool:
@@ -289,18 +520,15 @@ def resolves_inside(command: str, cwd: Path) -> bool:
         return Path(os.path.realpath(path)).is_relative_to(root)
 
     bases = [str(root)]
-    names: list[tuple[Word, str]] = [(Word(t), t) for t in inputs]
-    for words in commands:
-        names.extend((w, c) for w in words[1:] for c in candidates(w.text))
-        if words[0].text == "cd" and len(words) == 2:
-            if words[1].expands:
-                return False  # where a globbed ``cd`` lands is not tracked
-            moved = [os.path.join(base, words[1].text) for base in bases]
-            if not all(inside(base) for base in moved):
-                return False
-            bases.extend(os.path.realpath(base) for base in moved)
-            if len(bases) > _MAX_BASES:
-                return False
+    for target in moves:
+        if target.expands:
+            return False  # where a globbed ``cd`` lands is not tracked
+        moved = [os.path.join(base, target.text) for base in bases]
+        if not all(inside(base) for base in moved):
+            return False
+        bases.extend(os.path.realpath(base) for base in moved)
+        if len(bases) > _MAX_BASES:
+            return False
     for base in bases:
         for word, name in names:
             if not inside(os.path.join(base, name)):
