@@ -159,7 +159,7 @@ async def run_tools(
         # Calls answered at admission (refused ids) never run: no batch, no barrier.
         runnable = [call for call in calls if call.state == "queued"]
         batches = group_safe_runs([(call, call.safe) for call in runnable])
-        limiter = trio.CapacityLimiter(core.max_concurrency)
+        limiter: trio.CapacityLimiter | None = None  # made once a batch does not fit
         with unwrap_single(), core.turn_scope, core.sibling_scope:
             for _, batch in batches:
                 # Stopped, or cancelled from outside while the last batch
@@ -167,6 +167,8 @@ async def run_tools(
                 await trio.lowlevel.checkpoint_if_cancelled()
                 if core.blocked_reason() is not None:
                     break
+                if limiter is None and len(batch) > core.max_concurrency:
+                    limiter = trio.CapacityLimiter(core.max_concurrency)
                 await _run_batch(core, batch, limiter)
                 core.apply_pending_modifiers()
     return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
@@ -185,9 +187,11 @@ def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:
     return calls
 
 
-async def _run_batch(core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter) -> None:
+async def _run_batch(
+    core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter | None
+) -> None:
     async with trio.open_nursery() as nursery:
-        if len(calls) <= limiter.total_tokens:
+        if limiter is None or len(calls) <= limiter.total_tokens:
             # The whole batch fits (batches run one after another, so every slot
             # is free): the same starts in the same order, without the limiter.
             for call in calls:

@@ -102,6 +102,12 @@ def raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
     return error_outcome(call.tool_use.id, text)
 
 
+SIBLING_ERROR_PENDING = CallOutcome(
+    ToolResult("", "", is_error=True), cancel_reason="sibling_error"
+)
+"""What a call stopped by a sibling's error holds until its release (never released as is)."""
+
+
 class Cancellation:
     """The turn and sibling scopes of one run, and why its calls are being stopped.
 
@@ -220,6 +226,14 @@ class Cancellation:
     def reason_for(self, call: Call) -> CancelReason:
         """Why ``call`` is being stopped: its own reason, else the run's, else an interrupt."""
         return call.cancel_reason or self.cause or "user_interrupted"
+
+    def answer_now(self, call: Call, reason: CancelReason, *, started: bool) -> CallOutcome:
+        """The answer a stopped call holds from now on: :meth:`synthetic`'s, except that a
+        sibling-error answer is a placeholder until the call's release, where the core
+        asks :meth:`synthetic` for its text (only then is the naming failure settled)."""
+        if reason == "sibling_error":
+            return SIBLING_ERROR_PENDING
+        return self.synthetic(call, reason, started=started)
 
     def synthetic(
         self, call: Call, reason: CancelReason, *, started: bool, expiry: Expiry | None = None

@@ -304,7 +304,7 @@ class RunCore:
             self.complete(call, call.returned)
             return
         reason = self.cancellation.reason_for(call)
-        self.complete(call, self.cancellation.synthetic(call, reason, started=True))
+        self.complete(call, self.cancellation.answer_now(call, reason, started=True))
 
     def _timed_out(self, call: Call, expiry: Expiry) -> CallOutcome:
         """The answer of a call whose own time limit stopped its call step."""
@@ -380,7 +380,7 @@ class RunCore:
             call.outcome = unknown_tool_outcome(call.tool_use)
             self._emit(call, "completed", data=call.outcome.result)
             return
-        call.outcome = self.cancellation.synthetic(call, reason, started=False)
+        call.outcome = self.cancellation.answer_now(call, reason, started=False)
         self._emit(
             call,
             "cancelled",
@@ -549,7 +549,7 @@ class RunCore:
             self.complete(call, call.returned)
             return
         reason = self.cancellation.reason_for(call)
-        self.complete(call, self.cancellation.synthetic(call, reason, started=True))
+        self.complete(call, self.cancellation.answer_now(call, reason, started=True))
 
     # ------------------------------------------------------------ bookkeeping
 
