@@ -7,14 +7,15 @@ things around their own scheduling:
   (defaults resolved once, here);
 - :func:`open_run` is the frame they run inside: the nursery outside the
   run's turn and sibling scopes (the grace watchdog and the time-limit watch
-  run there when needed; the streaming executor hosts its calls' task
-  there), the promise that every call is answered whatever ended the run,
-  and the detach from the turn;
+  run there when needed, and so do ``async: true`` hooks; the streaming
+  executor hosts its calls' task there), the promise that every call is
+  answered whatever ended the run, and the detach from the turn;
 - :func:`what_propagates` is the one rule for what leaves a run at its end.
 """
 
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 from contextlib import asynccontextmanager
@@ -27,8 +28,10 @@ from ._concurrency import resolve_max_concurrency
 from ._core import RunCore
 from ._events import ObserverSet
 from ._groups import first_cancelled, is_cancellation, single_exception
+from ._guard import background_hooks
 from ._lifecycle import CallEnv
 from ._registry import ToolRegistry
+from ._solo import SoloGate
 from ._timeouts import TimeoutWatch
 from ._turn import Turn
 
@@ -76,11 +79,13 @@ def new_run_core(
     """
     env = CallEnv(
         observers=ObserverSet(observers),
-        cwd=cwd or pathlib.Path.cwd(),
+        cwd=cwd or _current_directory(),
         session_dir=session_dir,
         guard=guard,
         timeout_watch=TimeoutWatch(),
         tool_timeouts=dict(tool_timeouts or {}),
+        background=background_hooks(guard),
+        solo=SoloGate() if guard is not None else None,  # only guard rails replace inputs
     )
     batch = mode == "batch"
     limit = resolve_max_concurrency(max_concurrency)
@@ -98,13 +103,33 @@ def new_run_core(
     )
 
 
+_last_cwd: tuple[str, pathlib.Path] = ("", pathlib.Path())
+
+
+def _current_directory() -> pathlib.Path:
+    """``Path.cwd()``, the same Path object while the directory stays the same.
+
+    Read at every run (the process may change directory between runs); only
+    building the Path, which costs more than reading the directory, is saved.
+    """
+    global _last_cwd  # a one-entry cache (the directory is the process's, so is the cache)
+    text, path = _last_cwd
+    if text != os.getcwd():
+        text = os.getcwd()
+        path = pathlib.Path(text)
+        _last_cwd = (text, path)
+    return path
+
+
 @asynccontextmanager
 async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
     """The frame of one run, for both front ends.
 
     Yields a nursery outside the run's turn and sibling scopes: the grace
-    watchdog runs there if a call ever has to be watched, and the
-    streaming executor hosts its calls' task there.  The caller enters
+    watchdog runs there if a call ever has to be watched, ``async: true``
+    hooks run there (given ``GuardRails.async_hook_grace`` once the body
+    is done, then cancelled), and the streaming executor hosts its calls'
+    task there.  The caller enters
     the two scopes itself (in the task that owns the calls' nursery).
 
     On the way out, whatever ended the run, every call gets its answer
@@ -126,8 +151,12 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
             core.watchdog.nursery = nursery
             if core.env.timeout_watch is not None:
                 core.env.timeout_watch.nursery = nursery
+            if core.env.background is not None:
+                core.env.background.nursery = nursery  # async hooks: bounded by the run
             try:
                 yield nursery
+                if core.env.background is not None:
+                    core.env.background.wind_down()
             except BaseException as exc:
                 body_error = exc
                 core._note_outer_cancellation(exc)
@@ -142,6 +171,8 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
         core.watchdog.nursery = None
         if core.env.timeout_watch is not None:
             core.env.timeout_watch.nursery = None
+        if core.env.background is not None:
+            core.env.background.nursery = None
         try:
             if not core.discarded:  # a discarded attempt answers nothing for real
                 core.answer_unstarted(core.blocked_reason() or "user_interrupted")
