@@ -28,7 +28,7 @@ from benchmarks.asyncio_twin import (
     wait_all_tasks_blocked,
 )
 from trioexec import Policy, ToolUse
-from trioexec._scenario._load import load_scenario
+from trioexec._scenario._load import load_scenario, parse_scenario
 from trioexec._scenario._runner import run_scenario_sync as trio_run_scenario_sync
 from trioexec._texts import REJECT_MESSAGE
 
@@ -288,3 +288,45 @@ def test_a_tool_raising_systemexit_stops_the_run_answers_every_call_and_it_propa
     assert (q.tool_use_id, q.is_error) == ("q", True)
     assert "the tool raised SystemExit; the run was stopped" in str(q.content)
     assert (c.tool_use_id, c.content) == ("c", "done at once")  # it had finished already
+
+
+SOLO = {
+    "trioexec_scenario": 1,
+    "name": "a hook makes a safe call unsafe",
+    "mode": "stream",
+    "hooks": [
+        {
+            "event": "PreToolUse",
+            "matcher": "Bash",
+            "sleep": 0.1,
+            "updated_input": {"command": "rtk git status", "sleep": 1.0, "output": "clean"},
+        }
+    ],
+    "tools": [
+        {"name": "Read", "concurrency_safe": True, "interrupt_behavior": "cancel"},
+        {"name": "Bash", "concurrency_safe": "input"},
+    ],
+    "calls": [
+        {"id": "toolu_1", "name": "Read", "input": {"file_path": "a", "sleep": 0.5}},
+        {
+            "id": "toolu_2",
+            "name": "Bash",
+            "input": {"command": "git status", "concurrency_safe": True},
+        },
+        {"id": "toolu_3", "name": "Read", "at": 0.2, "input": {"file_path": "b", "sleep": 0.5}},
+    ],
+}
+
+
+@pytest.mark.parametrize("preset", Policy.preset_names())
+def test_a_call_a_hook_made_unsafe_runs_alone_on_both_runtimes_alike(
+    preset: str, tmp_path: Path
+) -> None:
+    scenario = attrs.evolve(parse_scenario(SOLO), policy=Policy.preset(preset))
+    trio_run = trio_run_scenario_sync(scenario, session_dir=tmp_path)
+    twin_run = run_scenario_sync(scenario, session_dir=tmp_path)
+    assert twin_run.dumps() == trio_run.dumps()
+    began = {e.tool_use_id: e.t for e in trio_run.events if e.kind == "started"}
+    done = {e.tool_use_id: e.t for e in trio_run.events if e.kind == "completed"}
+    assert done["toolu_2"] >= done["toolu_1"] + 1.0  # its body waited for the first Read
+    assert began["toolu_3"] == 0.2  # started beside it, but its body waited too
