@@ -255,6 +255,14 @@ def plot(results: Results) -> str:
         y_label="µs per call",
         dashed_prefixes=asyncio_side,
         note="solid: trio; dashed: asyncio",
+        colours={
+            "trioexec run_tools": "#1f77b4",
+            "twin run_tools": "#1f77b4",
+            "trioexec streaming": "#d62728",
+            "twin streaming": "#d62728",
+            "raw trio": "#2ca02c",
+            "raw asyncio": "#2ca02c",
+        },
     )
 
 
