@@ -444,12 +444,13 @@ class Observation:
 
 
 _STOP_TEXTS = (REJECT_MESSAGE, CANCEL_MESSAGE)
+_SIBLING_STOP = "<tool_use_error>Cancelled: parallel tool call "
 
 
 def _stop_shape(content: object) -> object:
     """``"<stopped>"`` for an interrupt's or a sibling error's answer, else ``content``."""
     if isinstance(content, str) and (
-        content in _STOP_TEXTS or content.startswith("<tool_use_error>Cancelled: parallel tool call ")
+        content in _STOP_TEXTS or content.startswith(_SIBLING_STOP)
     ):
         return "<stopped>"
     return content
