@@ -29,6 +29,12 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
+@pytest.fixture(autouse=True)
+def _state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Transcripts go to a temporary state home, never the user's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
 def _project(tmp_path: Path) -> Path:
     project = tmp_path / "project"
     markers = tmp_path / "markers"

@@ -22,6 +22,7 @@ import attrs
 
 from ._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
 from ._errors import ConfigurationError
+from ._guard import GuardRails
 from ._model_turn import DEFAULT_MAX_TOKENS, TurnOutcome, run_assistant_turn
 from ._models import JSONObject
 from ._registry import ToolRegistry
@@ -33,9 +34,9 @@ if TYPE_CHECKING:
     import anthropic
 
     from ._events import Observer
-    from ._guard import GuardRails
     from ._models import JSONValue, ToolUse, Update
     from ._tool import Tool
+    from ._transcript import Transcript
 
 __all__ = ["Agent", "AgentResult", "AgentStopReason", "StopHook"]
 
@@ -86,6 +87,11 @@ class Agent:
         on_retry: passed
             to every turn.
         on_turn: called with (turn number, outcome) after each turn.
+        transcript: where each message is written as it is added (the
+            prompt, every assistant message, every tool-result user message,
+            a stop hook's follow-up; not the ``messages`` given to continue).
+            The guard rails then pass its path and session id to hooks
+            (``transcript_path``, ``session_id``), replacing theirs.
 
     Raises:
         ToolDefinitionError: a tool is ill-defined (two share a name, ...).
@@ -116,6 +122,7 @@ class Agent:
         on_update: Callable[[Update], None] | None = None,
         on_retry: Callable[[int, BaseException], None] | None = None,
         on_turn: Callable[[int, TurnOutcome], None] | None = None,
+        transcript: Transcript | None = None,
     ) -> None:
         if max_turns is not None and max_turns < 1:
             raise ConfigurationError(f"max_turns must be >= 1 or None, not {max_turns}")
@@ -127,6 +134,14 @@ class Agent:
         self.messages: list[JSONObject] = list(messages)
         self.replacement_state = ContentReplacementState()
         self.on_turn = on_turn
+        self.transcript = transcript
+        if transcript is not None:
+            guard = attrs.evolve(
+                guard if guard is not None else GuardRails(),
+                session_id=transcript.session_id,
+                transcript_path=str(transcript.path),
+            )
+        self.guard = guard
         self._turn_options: dict[str, Any] = {
             "max_tokens": max_tokens,
             "request": request,
@@ -181,7 +196,7 @@ class Agent:
         self._stop = None
         if prompt is not None:
             content: JSONValue = prompt if isinstance(prompt, str) else list(prompt)
-            self.messages.append({"role": "user", "content": content})
+            self._add({"role": "user", "content": content})
         turns = 0
         outcome: TurnOutcome | None = None
         while True:
@@ -204,7 +219,7 @@ class Agent:
             finally:
                 self._turn = None
             turns += 1
-            self.messages.extend(outcome.messages())
+            self._add(*outcome.messages())
             if self.on_turn is not None:
                 self.on_turn(turns, outcome)
             if outcome.aborted:
@@ -219,7 +234,14 @@ class Agent:
             stop = self._stop_requested()
             if follow_up is None or stop is not None:
                 return self._result(turns, stop or "end_turn", outcome)
-            self.messages.append({"role": "user", "content": follow_up})
+            self._add({"role": "user", "content": follow_up})
+
+    def _add(self, *messages: JSONObject) -> None:
+        # The conversation first: a failed transcript write never leaves a tool_use unanswered.
+        self.messages.extend(messages)
+        if self.transcript is not None:
+            for message in messages:
+                self.transcript.append(message)
 
     def _stop_requested(self) -> Literal["interrupted", "aborted"] | None:
         return self._stop

@@ -3,7 +3,8 @@
 ::
 
     trioexec agent [--cwd DIR] [--settings FILE]... [--model M] [--max-turns N]
-                   [--permission-mode MODE] [--json] PROMPT
+                   [--permission-mode MODE] [--transcript FILE | --no-transcript]
+                   [--json] PROMPT
 
 The SDK reads ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``; the model is
 ``--model``, else ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL`.  Settings
@@ -15,6 +16,11 @@ Ctrl-C interrupts the turn, the second aborts it.
 Exit status: 0 when the model ends its turn, 1 on an API error or when
 ``--max-turns`` is reached (one line on stderr), 2 on a usage error, 130
 after Ctrl-C.
+
+Each message is written to a transcript (``--transcript FILE``, by default
+:func:`~trioexec._transcript.default_transcript_path` under
+``$XDG_STATE_HOME/trioexec/projects``) whose path hooks get as
+``transcript_path``; ``--no-transcript`` writes none.
 
 Extra tools come from *tool providers*: callables taking the
 :class:`AgentSetup` and returning an async context manager that yields tools
@@ -45,9 +51,11 @@ from ._events import CallEvent, Observer
 from ._guard import GuardRails
 from ._models import ProgressUpdate, ToolResult, ToolUse
 from ._permission_context import MODE_SPELLINGS
+from ._registry import ToolRegistry
 from ._settings import default_settings_paths
 from ._texts import describe_tool_use
 from ._tool import PermissionResult, Tool
+from ._transcript import Transcript, default_transcript_path
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -134,6 +142,21 @@ def add_agent_command(subparsers: Any) -> None:  # noqa: ANN401 - argparse's pri
     agent.add_argument(
         "--permission-mode", default=None, metavar="MODE", help=f"the permission mode: {modes}"
     )
+    where = agent.add_mutually_exclusive_group()
+    where.add_argument(
+        "--transcript",
+        default=None,
+        metavar="FILE",
+        help=(
+            "write each message to FILE as JSON lines, passed to hooks as transcript_path "
+            "(default: $XDG_STATE_HOME/trioexec/projects/<cwd>/<session id>.jsonl)"
+        ),
+    )
+    where.add_argument(
+        "--no-transcript",
+        action="store_true",
+        help="write no transcript (hooks get an empty transcript_path)",
+    )
     agent.add_argument(
         "--json",
         action="store_true",
@@ -211,6 +234,20 @@ def run_agent(
         return 130
 
 
+def _open_transcript(
+    args: argparse.Namespace, cwd: Path, session_id: str
+) -> contextlib.AbstractContextManager[Transcript | None]:
+    """The run's transcript (None with ``--no-transcript``); a bad path is a usage error."""
+    if getattr(args, "no_transcript", False):
+        return contextlib.nullcontext()
+    chosen = getattr(args, "transcript", None)
+    path = Path(chosen) if chosen else default_transcript_path(cwd, session_id)
+    try:
+        return Transcript(path, session_id=session_id, cwd=cwd)
+    except ConfigurationError as exc:
+        raise _UsageError(f"--transcript: {exc}" if chosen else str(exc)) from None
+
+
 def _is_keyboard_interrupt(exc: BaseException) -> bool:
     """A Ctrl-C, bare or as the only content of an exception group."""
     if isinstance(exc, BaseExceptionGroup):
@@ -249,9 +286,15 @@ async def _run(
         for provider in providers:
             tools.extend(await stack.enter_async_context(provider(setup)))
         try:
+            registry = ToolRegistry.coerce(tools)
+        except ToolDefinitionError as exc:
+            raise _UsageError(str(exc)) from None
+        # Opened last, once no usage error can follow: a usage error writes nothing.
+        transcript = stack.enter_context(_open_transcript(args, cwd, guard.session_id))
+        try:
             agent = Agent(
                 client,
-                tools=tools,
+                tools=registry,
                 model=model,
                 max_turns=args.max_turns,
                 request={"system": SYSTEM_PROMPT.format(cwd=cwd)},
@@ -263,6 +306,7 @@ async def _run(
                 on_tool_use=display.describe,
                 on_update=display.update,
                 on_retry=display.retry,
+                transcript=transcript,
             )
         except (ToolDefinitionError, ConfigurationError) as exc:
             raise _UsageError(str(exc)) from None

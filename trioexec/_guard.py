@@ -81,7 +81,8 @@ class GuardRails:
         session_id: passed to hooks as ``session_id``; by default a new UUID
             (``uuid4``) for each ``GuardRails``, so hooks that key logs or state
             on it never see an empty id.  Keep one value for a whole session.
-        transcript_path: passed to hooks.
+        transcript_path: passed to hooks (``""``: none; ``Agent(transcript=...)``
+            sets it to its transcript file).
         async_hook_grace: seconds a run waits at its end for ``async: true``
             hooks still running before it stops them (their process groups
             are killed): no hook outlives its run.

@@ -63,7 +63,7 @@ class HookOutput:
         decision: the older ``"approve"`` / ``"block"`` form of a decision.
         reason: explanation for ``decision``.
         system_message: shown to the user, never to the model (``systemMessage``).
-        suppress_output: accepted for compatibility; there is no transcript to hide from.
+        suppress_output: accepted for compatibility; hook output never goes to the transcript.
         permission_decision: PreToolUse ``"allow"`` / ``"deny"`` / ``"ask"``.
         permission_decision_reason: for a deny, the message the model receives.
         updated_input: PreToolUse: the whole replacement tool input.

@@ -15,6 +15,8 @@ from ._model_turn import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from ._model_turn import ModelStreamError as ModelStreamError
 from ._model_turn import TurnOutcome as TurnOutcome
 from ._model_turn import run_assistant_turn as run_assistant_turn
+from ._transcript import Transcript as Transcript
+from ._transcript import default_transcript_path as default_transcript_path
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -23,7 +25,9 @@ __all__ = [
     "AgentStopReason",
     "ModelStreamError",
     "StopHook",
+    "Transcript",
     "TurnOutcome",
+    "default_transcript_path",
     "run_assistant_turn",
 ]
 
