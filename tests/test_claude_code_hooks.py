@@ -406,6 +406,32 @@ async def test_glob_and_grep_tool_responses_list_the_files(tmp_path: Path) -> No
     }
 
 
+async def test_grep_tool_response_reports_the_applied_limit_and_offset(tmp_path: Path) -> None:
+    """GrepTool: ``...(appliedLimit !== undefined && { appliedLimit })``, ``...(offset > 0
+    && { appliedOffset: offset })``: the limit only when it cut results off, the offset
+    only when not zero, in every output mode."""
+    work = tmp_path / "g"
+    work.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (work / name).write_text("import os\nimport re\n")
+
+    async def grep(n: int, **options: object) -> dict[str, Any]:
+        use = ToolUse(f"toolu_{n}", "Grep", {"pattern": "import", **options})
+        response: dict[str, Any] = await post_tool_response(work, use, "Grep")
+        return response
+
+    files = await grep(1, head_limit=1, offset=1)
+    assert (files["numFiles"], files["appliedLimit"], files["appliedOffset"]) == (1, 1, 1)
+    assert "appliedLimit" not in await grep(2, head_limit=3)  # nothing was cut off
+    content = await grep(3, output_mode="content", head_limit=2)
+    assert (content["numLines"], content["appliedLimit"]) == (2, 2)
+    assert "appliedOffset" not in content
+    assert "[Showing results" not in content["content"]
+    counted = await grep(4, output_mode="count", offset=2)
+    assert (counted["numFiles"], counted["appliedOffset"]) == (1, 2)
+    assert "appliedLimit" not in counted
+
+
 async def test_a_tool_without_an_output_object_sends_its_result_content(tmp_path: Path) -> None:
     """A tool that does not override ``Tool.tool_response`` (trioexec's contract point for
     Claude Code's ``result.data``) gives hooks the tool_result content."""

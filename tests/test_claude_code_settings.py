@@ -238,6 +238,49 @@ async def test_http_hook_posts_the_hook_json_and_reads_the_body_like_stdout(
     assert json.loads(body)["tool_input"] == {"command": "ls"}
 
 
+def test_allowed_http_hook_urls_keeps_only_the_http_hooks_it_matches() -> None:
+    """``allowedHttpHookUrls``: "Allowlist of URL patterns that HTTP hooks may target.
+    Supports * as a wildcard. When set, hooks with non-matching URLs are blocked.
+    Undefined = no restriction, empty array = block all HTTP hooks. Arrays merge across
+    settings sources." (settings reference)."""
+
+    def http(url: str, env: list[str] | None = None) -> dict[str, object]:
+        handler: dict[str, object] = {"type": "http", "url": url}
+        if env is not None:
+            handler["allowedEnvVars"] = env
+        return handler
+
+    handlers = [
+        http("https://hooks.example.com/audit", ["TOKEN", "HOME"]),
+        http("http://127.0.0.1:8080/hook"),
+        http("https://evil.example.net/x"),
+        {"type": "command", "command": "true"},
+    ]
+    project = {"hooks": {"PreToolUse": [{"matcher": "", "hooks": handlers}]}}
+    urls = [e.label for e in load_settings(project).hooks.entries]
+    assert urls == [
+        "https://hooks.example.com/audit",
+        "http://127.0.0.1:8080/hook",
+        "https://evil.example.net/x",
+        "true",
+    ]  # undefined: no restriction
+    user = {"allowedHttpHookUrls": ["https://hooks.example.com/*"]}
+    managed = {"allowedHttpHookUrls": ["http://127.0.0.1:*"], "httpHookAllowedEnvVars": ["TOKEN"]}
+    settings = load_settings(user, project, managed)
+    kept = settings.hooks.entries
+    assert [e.label for e in kept] == [
+        "https://hooks.example.com/audit",
+        "http://127.0.0.1:8080/hook",
+        "true",
+    ]
+    assert getattr(kept[0].hook, "allowed_env_vars", None) == ("TOKEN",)  # the intersection
+    (problem,) = settings.problems
+    assert "allowedHttpHookUrls" in problem
+    assert "'https://evil.example.net/x'" in problem
+    blocked = load_settings({"allowedHttpHookUrls": []}, project).hooks.entries
+    assert [e.label for e in blocked] == ["true"]  # an empty list blocks every http hook
+
+
 async def test_an_http_hook_that_cannot_be_reached_never_blocks(tmp_path: Path) -> None:
     """``if (httpResult.error || !httpResult.ok) { ... succeeded: false ... blocked: false }``:
     a failed HTTP hook is a non-blocking error."""

@@ -73,6 +73,14 @@ EXPECTED: dict[str, list[str]] = {
         "ls -la                     -> (ran ls -la)",
         "+ additional_context: The test suite takes about a minute.",
     ],
+    "background_hooks.py": [
+        "  npm run test             -> (ran npm run test)",
+        "  git push origin main     -> Permission to use Bash has been denied because Claude Code "
+        "is running in don't ask mode.",
+        "turn 2:\n  npm run test -- -k api   -> (ran npm run test -- -k api)\n"
+        "                              + additional_context from PostToolUse:Bash: "
+        "lint: 2 warnings in app.py",
+    ],
     "file_rules.py": [
         "toolu_1 Write       -> Permission to edit {workspace}/vendor/lib.py has been denied.",
         "toolu_2 Write       -> Permission to edit {workspace}/third_party/lib.py has been denied.",

@@ -695,7 +695,7 @@ async def test_from_settings_accepts_both_spellings_of_bypass(mode: Any) -> None
     assert [data.permission_mode for data in seen] == ["bypassPermissions"]
 
 
-@pytest.mark.parametrize("mode", ["dontAsk", "auto", "Bypass", ""])
+@pytest.mark.parametrize("mode", ["dontask", "Auto", "Bypass", ""])
 def test_from_settings_refuses_an_unknown_mode(mode: Any) -> None:
     with pytest.raises(ConfigurationError, match=f"not {mode!r}"):
         GuardRails.from_settings(mode=mode)

@@ -54,8 +54,10 @@ async def test_settings_files_and_hook_input_spell_modes_from_the_one_table(
 
 
 def test_an_unknown_mode_is_refused_with_every_accepted_spelling() -> None:
-    spellings = "'default', 'bypass', 'bypassPermissions', 'acceptEdits' or 'plan'"
-    for bad in ("Bypass", "", "auto"):
+    spellings = (
+        "'default', 'bypass', 'bypassPermissions', 'acceptEdits', 'plan', 'dontAsk' or 'auto'"
+    )
+    for bad in ("Bypass", "", "dontask"):
         assert mode_from_name(bad) is None
         with pytest.raises(ConfigurationError, match=f"must be {spellings}, not {bad!r}"):
             PermissionContext(mode=bad)  # type: ignore[arg-type]

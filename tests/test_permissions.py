@@ -269,7 +269,7 @@ def test_permission_context_rules() -> None:
     ("kwargs", "error"),
     [
         ({"allow": ["Bash(ls"]}, ValueError),
-        ({"mode": "dontAsk"}, ConfigurationError),
+        ({"mode": "dontask"}, ConfigurationError),
         ({"mode": "Bypass"}, ConfigurationError),
         ({"mode": None}, ConfigurationError),
         ({"deny": "Bash"}, TypeError),
@@ -288,11 +288,14 @@ def test_both_spellings_of_bypass_are_accepted() -> None:
 
 
 def test_an_unknown_mode_is_a_configuration_error_naming_the_choices() -> None:
-    message = r"'default', 'bypass', 'bypassPermissions', 'acceptEdits' or 'plan', not 'auto'"
+    message = (
+        r"'default', 'bypass', 'bypassPermissions', 'acceptEdits', 'plan', 'dontAsk' or 'auto', "
+        r"not 'yolo'"
+    )
     with pytest.raises(ConfigurationError, match=message):
-        PermissionContext(mode="auto")  # type: ignore[arg-type]
+        PermissionContext(mode="yolo")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match=message):
-        PermissionContext().with_mode("auto")  # type: ignore[arg-type]
+        PermissionContext().with_mode("yolo")  # type: ignore[arg-type]
 
 
 # --- tools that cannot interpret rule content -------------------------------------------

@@ -90,7 +90,7 @@ def test_last_source_setting_the_mode_wins() -> None:
 @pytest.mark.parametrize(
     ("mode", "problem"),
     [
-        ("dontAsk", "'dontAsk' is not supported by trioexec; using 'default'"),
+        ("dontask", "unknown mode 'dontask' (did you mean 'dontAsk'?); using 'default'"),
         ("someFutureMode", "unknown mode 'someFutureMode'; using 'default'"),
         ("", "unknown mode ''; using 'default'"),
         (
@@ -166,8 +166,8 @@ def test_guard_rails_from_settings(tmp_path: Path) -> None:
 
 
 def test_guard_rails_from_settings_refuses_an_unknown_mode() -> None:
-    with pytest.raises(ConfigurationError, match="not 'dontAsk'"):
-        GuardRails.from_settings({}, mode="dontAsk")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="not 'dontask'"):
+        GuardRails.from_settings({}, mode="dontask")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

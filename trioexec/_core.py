@@ -43,11 +43,13 @@ from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._gate import OrderedGate, ResultOrder
 from ._groups import exception_name, is_cancellation, single_exception, split_cancelled
+from ._guard import background_hooks
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
 from ._registry import ToolRegistry
+from ._solo import SoloGate
 from ._texts import tool_use_error
 from ._timeouts import TimeoutWatch
 from ._turn import Turn
@@ -159,8 +161,10 @@ class RunCore:
         """The frame of one run, for both front ends.
 
         Yields a nursery outside the run's turn and sibling scopes: the grace
-        watchdog runs there if a call ever has to be watched, and the
-        streaming executor hosts its calls' task there.  The caller enters
+        watchdog runs there if a call ever has to be watched, ``async: true``
+        hooks run there (given ``GuardRails.async_hook_grace`` once the body
+        is done, then cancelled), and the streaming executor hosts its calls'
+        task there.  The caller enters
         the two scopes itself (in the task that owns the calls' nursery).
 
         On the way out, whatever ended the run, every call gets its answer
@@ -182,8 +186,12 @@ class RunCore:
                 self.watchdog.nursery = nursery
                 if self.env.timeout_watch is not None:
                     self.env.timeout_watch.nursery = nursery
+                if self.env.background is not None:
+                    self.env.background.nursery = nursery  # async hooks: bounded by the run
                 try:
                     yield nursery
+                    if self.env.background is not None:
+                        self.env.background.wind_down()
                 except BaseException as exc:
                     body_error = exc
                     self._note_outer_cancellation(exc)
@@ -198,6 +206,8 @@ class RunCore:
             self.watchdog.nursery = None
             if self.env.timeout_watch is not None:
                 self.env.timeout_watch.nursery = None
+            if self.env.background is not None:
+                self.env.background.nursery = None
             try:
                 if not self.discarded:  # a discarded attempt answers nothing for real
                     self.answer_unstarted(self.blocked_reason() or "user_interrupted")
@@ -738,6 +748,8 @@ def new_run_core(
         guard=guard,
         timeout_watch=TimeoutWatch(),
         tool_timeouts=dict(tool_timeouts or {}),
+        background=background_hooks(guard),
+        solo=SoloGate() if guard is not None else None,  # only guard rails replace inputs
     )
     batch = mode == "batch"
     limit = resolve_max_concurrency(max_concurrency)

@@ -14,6 +14,7 @@ with the call's result to the model: ``additional_context``,
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -23,6 +24,7 @@ import attrs
 import trio
 
 from ._groups import collapse_cancelled
+from ._hook_background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
 from ._hook_http import HttpHook
 from ._hook_output import HookOutcome, aggregate
 from ._hooks import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
@@ -36,6 +38,7 @@ from ._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
     STOPPED_BY_POST_TOOL_USE_HOOK,
+    dont_ask_denied_message,
     permission_denied_message,
     permission_not_granted_message,
     stopped_by_pre_tool_use_hook,
@@ -54,6 +57,7 @@ __all__ = [
     "PreToolUseVerdict",
     "after_call",
     "authorize_call",
+    "background_hooks",
 ]
 
 logger = logging.getLogger("trioexec.guard")
@@ -78,11 +82,20 @@ class GuardRails:
             (``uuid4``) for each ``GuardRails``, so hooks that key logs or state
             on it never see an empty id.  Keep one value for a whole session.
         transcript_path: passed to hooks.
+        async_hook_grace: seconds a run waits at its end for ``async: true``
+            hooks still running before it stops them (their process groups
+            are killed): no hook outlives its run.
+        async_hook_messages: what finished ``async: true`` hooks said
+            (``systemMessage``, ``additionalContext``), kept until the next
+            call these guard rails decide, which carries it to the model as
+            ``additional_context`` records (Claude Code: "on the next
+            conversation turn").
 
     Raises:
         TypeError: ``can_use_tool`` is not ``async def (tool_name, input,
             tool_use_id)``, or a Python hook is not ``async def (hook_input)``
             (checked here, when the guard rails are built, not at the first call).
+        ValueError: ``async_hook_grace`` is negative, infinite or not a number.
     """
 
     permissions: PermissionContext = attrs.field(factory=PermissionContext)
@@ -92,6 +105,12 @@ class GuardRails:
     )
     session_id: str = attrs.field(factory=lambda: str(uuid.uuid4()))
     transcript_path: str = ""
+    async_hook_grace: float = attrs.field(
+        default=DEFAULT_ASYNC_HOOK_GRACE, validator=lambda _s, _a, v: _check_grace(v)
+    )
+    async_hook_messages: AsyncHookMailbox = attrs.field(
+        factory=AsyncHookMailbox, eq=False, repr=False
+    )
 
     @classmethod
     def from_settings(
@@ -101,11 +120,13 @@ class GuardRails:
         mode: PermissionModeName | None = None,
         session_id: str | None = None,
         transcript_path: str = "",
+        async_hook_grace: float = DEFAULT_ASYNC_HOOK_GRACE,
     ) -> GuardRails:
         """Load and merge settings files / dicts (lowest precedence first).
 
         ``mode`` overrides ``permissions.defaultMode`` of the files:
-        ``"default"``, or ``"bypass"`` / ``"bypassPermissions"`` (the same mode).
+        ``"default"``, ``"acceptEdits"``, ``"plan"``, ``"dontAsk"``, ``"auto"``,
+        or ``"bypass"`` / ``"bypassPermissions"`` (the same mode).
 
         Raises:
             ConfigurationError: a source is unreadable or malformed (the message
@@ -117,7 +138,9 @@ class GuardRails:
             permissions = permissions.with_mode(mode)
         if session_id is None:
             session_id = str(uuid.uuid4())
-        return cls(permissions, settings.hooks, can_use_tool, session_id, transcript_path)
+        return cls(
+            permissions, settings.hooks, can_use_tool, session_id, transcript_path, async_hook_grace
+        )
 
 
 @attrs.frozen
@@ -178,6 +201,8 @@ async def authorize_call(
     tool_use: ToolUse,
     parsed_input: object,
     ctx: CallContext,
+    *,
+    background: BackgroundHooks | None = None,
 ) -> PreToolUseVerdict:
     """Run PreToolUse hooks and the permission chain for one validated call.
 
@@ -189,12 +214,16 @@ async def authorize_call(
         parsed_input: the input after validation (an ``input_type`` instance or a dict).
         ctx: the call's context; the chain gives tools a copy whose
             ``permissions`` is ``guard.permissions``.
+        background: where the run starts ``async: true`` hooks (None: they
+            run in line, their answers ignored).
 
     Returns:
         The verdict.  An input a hook, the tool's check or ``can_use_tool``
         replaced is validated (schema and ``input_type``) once, here: the
         verdict carries its parsed form, and if it does not validate the
-        verdict is a denial with the usual InputValidationError text.
+        verdict is a denial with the usual InputValidationError text.  The
+        verdict's records start with what finished async hooks said since
+        the last call (``guard.async_hook_messages``).
 
     Raises:
         Whatever the tool's ``check_permissions`` or ``can_use_tool`` raise.
@@ -223,7 +252,9 @@ async def authorize_call(
     tool_check: PermissionResult | None = None
     if entries:
         hook_input = _hook_input(guard, "PreToolUse", tool, tool_use, observed, str(ctx.cwd))
-        outcome, tool_check = await _pre_hooks(entries, hook_input, speculative, parsed_input, ctx)
+        outcome, tool_check = await _pre_hooks(
+            entries, hook_input, speculative, parsed_input, ctx, background
+        )
     else:
         outcome = _NO_OUTCOME
         if speculative is not None:
@@ -235,11 +266,12 @@ async def authorize_call(
     def verdict(
         allowed: bool, final: Mapping[str, JSONValue], message: str | None
     ) -> PreToolUseVerdict:
+        delivered = guard.async_hook_messages.take(tool_use.id)
         return PreToolUseVerdict(
             allowed,
             final,
             message,
-            attachments,
+            delivered + attachments if delivered else attachments,
             stop_reason,
             outcome.system_messages,
             outcome.errors,
@@ -259,6 +291,8 @@ async def authorize_call(
         tool, parsed_input, ctx, permissions, hook_decision=decision, tool_check=tool_check
     )
     if result.behavior == "ask":
+        if permissions.mode == "dontAsk":  # nobody is asked: what would ask is denied
+            return verdict(False, raw, dont_ask_denied_message(tool.name))
         if guard.can_use_tool is None:
             if result.safety_check and result.message:
                 return verdict(False, raw, result.message)
@@ -274,6 +308,13 @@ async def authorize_call(
                 return verdict(False, raw, error)
         return verdict(True, raw, None)
     return verdict(False, raw, result.message or permission_denied_message(tool.name))
+
+
+def background_hooks(guard: GuardRails | None) -> BackgroundHooks | None:
+    """A run's :class:`BackgroundHooks` for ``guard``; None when it has no async hook."""
+    if guard is None or not any(entry.run_async for entry in guard.hooks.entries):
+        return None
+    return BackgroundHooks(guard.async_hook_messages, guard.async_hook_grace)
 
 
 def _observable(
@@ -314,6 +355,11 @@ def _if_matcher(tool: Tool[Any], parsed_input: object, ctx: CallContext) -> Call
         return True if matched is None else bool(matched)
 
     return holds
+
+
+def _check_grace(value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+        raise ValueError(f"async_hook_grace must be a finite number of seconds >= 0, not {value!r}")
 
 
 def _check_can_use_tool(callback: object) -> None:
@@ -373,10 +419,11 @@ async def _pre_hooks(
     speculative: SpeculativeCheck | None,
     parsed_input: object,
     ctx: CallContext,
+    background: BackgroundHooks | None,
 ) -> tuple[HookOutcome, PermissionResult | None]:
     tool_name = hook_input.tool_name
     if speculative is None:
-        results = await run_hooks(entries, hook_input, cwd=ctx.cwd)
+        results = await run_hooks(entries, hook_input, cwd=ctx.cwd, background=background)
         return aggregate(results, "PreToolUse", tool_name), None
     answer: list[PermissionResult | None] = [None]
 
@@ -386,7 +433,7 @@ async def _pre_hooks(
     with collapse_cancelled():
         async with trio.open_nursery() as nursery:
             nursery.start_soon(speculate)
-            results = await run_hooks(entries, hook_input, cwd=ctx.cwd)
+            results = await run_hooks(entries, hook_input, cwd=ctx.cwd, background=background)
             outcome = aggregate(results, "PreToolUse", tool_name)
             if outcome.decision == "deny" or outcome.updated_input is not None:
                 nursery.cancel_scope.cancel(reason="speculative permission answer not needed")
@@ -417,6 +464,7 @@ async def after_call(
     cwd: Path | None = None,
     tool_response: JSONValue = None,
     parsed_input: object = None,
+    background: BackgroundHooks | None = None,
 ) -> PostToolUseVerdict:
     """Run PostToolUse hooks (``response`` given) or PostToolUseFailure hooks (``error`` given).
 
@@ -433,6 +481,8 @@ async def after_call(
             to hooks as ``tool_response``; None: ``response``'s content.
         parsed_input: the validated input, for hooks' ``if`` conditions (None:
             ``tool_input`` is validated again when a hook has one).
+        background: where the run starts ``async: true`` hooks (None: they
+            run in line, their answers ignored).
 
     Raises:
         ValueError: neither ``response`` nor ``error`` was given.
@@ -467,10 +517,12 @@ async def after_call(
     elif response is not None:
         sent = tool_response if tool_response is not None else content_to_api(response.content)
         hook_input = attrs.evolve(hook_input, tool_response=sent)
-    outcome = aggregate(await run_hooks(entries, hook_input, cwd=where), event, tool.name)
+    results = await run_hooks(entries, hook_input, cwd=where, background=background)
+    outcome = aggregate(results, event, tool.name)
     stop_default = STOPPED_BY_POST_TOOL_USE_HOOK if event == "PostToolUse" else STOPPED_BY_HOOK
     return PostToolUseVerdict(
-        _attachments(tool_use.id, outcome, f"{event}:{tool.name}", stop_default),
+        guard.async_hook_messages.take(tool_use.id)
+        + _attachments(tool_use.id, outcome, f"{event}:{tool.name}", stop_default),
         (outcome.stop_reason or stop_default) if outcome.prevent_continuation else None,
         outcome.system_messages,
         outcome.errors,

@@ -29,7 +29,7 @@ import trio
 
 from ._hook_output import HookResult, parse_hook_json, result_from_output
 
-__all__ = ["HTTP_RESPONSE_LIMIT", "HttpHook", "post_hook"]
+__all__ = ["HTTP_RESPONSE_LIMIT", "HttpHook", "post_hook", "url_allowed"]
 
 HTTP_RESPONSE_LIMIT = 1_000_000
 """Bytes of a response kept; a longer response is a non-blocking error."""
@@ -44,6 +44,20 @@ class HttpHook:
     url: str
     headers: Mapping[str, str] = attrs.field(factory=dict)
     allowed_env_vars: tuple[str, ...] = ()
+
+
+def url_allowed(url: str, patterns: tuple[str, ...]) -> bool:
+    """Whether ``url`` matches one of ``patterns`` (``allowedHttpHookUrls``).
+
+    As Claude Code's setting: a pattern is the whole URL with ``*`` standing
+    for any run of characters (``https://hooks.example.com/*``,
+    ``http://localhost:*``); everything else is literal.
+    """
+    for pattern in patterns:
+        regex = ".*".join(re.escape(part) for part in pattern.split("*"))
+        if re.fullmatch(regex, url, re.DOTALL):
+            return True
+    return False
 
 
 def _header_value(value: str, allowed: tuple[str, ...]) -> str:

@@ -114,6 +114,8 @@ class HookSpec:
     timeout: float
     condition: str | None = None
     run_async: bool = False
+    rewake: bool = False
+    """``asyncRewake: true``: async, and its exit-2 stderr is told to the model later."""
 
 
 def parse_hooks_section(
@@ -162,8 +164,7 @@ def parse_hooks_section(
             for j, raw in enumerate(hooks):
                 entry = _handler(raw, f"{at}.hooks[{j}]", fail, report, default_timeout)
                 if entry is not None:
-                    hook, timeout, condition, run_async = entry
-                    entries.append(HookSpec(event, matcher, hook, timeout, condition, run_async))
+                    entries.append(HookSpec(event, matcher, *entry))
     return entries
 
 
@@ -173,7 +174,7 @@ def _handler(
     fail: Callable[[str, str], ConfigurationError],
     report: Report,
     default_timeout: float,
-) -> tuple[str | HttpHook, float, str | None, bool] | None:
+) -> tuple[str | HttpHook, float, str | None, bool, bool] | None:
     if not isinstance(raw, Mapping):
         raise fail(where, "expected an object")
     kind = raw.get("type")
@@ -222,4 +223,7 @@ def _handler(
     run_async = raw.get("async", False)
     if not isinstance(run_async, bool):
         raise fail(f"{where}.async", "expected true or false")
-    return hook, float(timeout), condition, run_async
+    rewake = raw.get("asyncRewake", False)
+    if not isinstance(rewake, bool):
+        raise fail(f"{where}.asyncRewake", "expected true or false")
+    return hook, float(timeout), condition, run_async or rewake, rewake

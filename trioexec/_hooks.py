@@ -23,6 +23,7 @@ registered twice) run once.  A hook that times out or fails gives no decision.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -43,6 +44,8 @@ from ._models import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from ._hook_background import BackgroundHooks
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -163,8 +166,11 @@ class HookEntry:
     condition: str | None = None
     """The handler's ``if``: a permission rule (``Bash(git *)``) the call must match."""
     run_async: bool = False
-    """``async: true``: runs like the others, but cannot block, decide, rewrite the
-    input or add context (Claude Code runs it in the background)."""
+    """``async: true``: runs in the background of the run (:mod:`trioexec._hook_background`);
+    the call does not wait for it and it cannot block, decide or rewrite the input."""
+    rewake: bool = False
+    """``asyncRewake: true`` (implies ``async``): its exit-2 stderr also reaches the model
+    with a later call (Claude Code wakes the model with it)."""
     _matches: Callable[[str], bool] = attrs.field(init=False, repr=False, eq=False)
 
     @_matches.default
@@ -260,6 +266,7 @@ class HookSet:
                 spec.timeout,
                 spec.condition,
                 spec.run_async,
+                spec.rewake,
             )
             for spec in specs
         )
@@ -321,12 +328,19 @@ class HookSet:
 
 
 async def run_hooks(
-    entries: Sequence[HookEntry], hook_input: HookInput, *, cwd: Path
+    entries: Sequence[HookEntry],
+    hook_input: HookInput,
+    *,
+    cwd: Path,
+    background: BackgroundHooks | None = None,
 ) -> tuple[HookResult, ...]:
     """Run ``entries`` concurrently; their results in entry order.
 
-    Command hooks run in ``cwd`` with ``CLAUDE_PROJECT_DIR`` set to it.  Never
-    raises for a failing hook.  On cancellation every hook is cancelled, each
+    Command hooks run in ``cwd`` with ``CLAUDE_PROJECT_DIR`` set to it.  An
+    ``async: true`` hook is started in ``background`` (the run's nursery) and
+    not waited for: it has no result here.  Without a run to start it in, it
+    runs with the others and only a failure of it is kept.  Never raises for
+    a failing hook.  On cancellation every hook waited for is cancelled, each
     command hook's process group is killed, and Cancelled propagates.
     """
     if not entries:
@@ -334,6 +348,11 @@ async def run_hooks(
     payload = b""
     if any(isinstance(entry.hook, (CommandHook, HttpHook)) for entry in entries):
         payload = encode_hook_input(hook_input.to_json())
+    if background is not None and any(entry.run_async for entry in entries):
+        entries = _start_in_background(entries, hook_input, payload, cwd, background)
+        if not entries:
+            await trio.lowlevel.checkpoint()
+            return ()
     if len(entries) == 1:
         results: list[HookResult | None] = [await _run_entry(entries[0], hook_input, payload, cwd)]
     else:
@@ -362,6 +381,25 @@ async def run_hooks(
                 exc_info=result.exception,
             )
     return done
+
+
+def _start_in_background(
+    entries: Sequence[HookEntry],
+    hook_input: HookInput,
+    payload: bytes,
+    cwd: Path,
+    background: BackgroundHooks,
+) -> Sequence[HookEntry]:
+    """Start the async entries in ``background``; the entries left to wait for."""
+    hook_name = f"{hook_input.hook_event_name}:{hook_input.tool_name}"
+    waited = []
+    for entry in entries:
+        if entry.run_async:
+            run = functools.partial(_run_entry, entry, hook_input, payload, cwd)
+            if background.start(hook_name, entry.label, run, rewake=entry.rewake):
+                continue
+        waited.append(entry)
+    return waited
 
 
 def _without_say(result: HookResult) -> HookResult:

@@ -22,6 +22,7 @@ from ._file_access import denial_before_validation, protected_write
 from ._format_error import format_tool_error
 from ._groups import split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
+from ._hook_background import BackgroundHooks
 from ._models import Attachment, ToolResult, ToolUse
 from ._results import (
     content_size,
@@ -30,6 +31,7 @@ from ._results import (
     is_content_empty,
     persistence_threshold,
 )
+from ._solo import SoloGate
 from ._texts import (
     permission_denied_message,
     permission_not_granted_message,
@@ -54,7 +56,9 @@ class CallEnv:
     """What every call of one run shares.
 
     ``timeout_watch`` enforces the tools' time limits (``tool_timeouts``
-    overrides them by tool name for this run).
+    overrides them by tool name for this run); ``background`` is where the
+    run starts ``async: true`` hooks; ``solo`` lets a call whose input a hook
+    made unsafe run alone (:mod:`trioexec._solo`).
     """
 
     observers: ObserverSet
@@ -63,6 +67,8 @@ class CallEnv:
     guard: GuardRails | None = None
     timeout_watch: TimeoutWatch | None = None
     tool_timeouts: Mapping[str, ToolTimeouts] = attrs.field(factory=dict)
+    background: BackgroundHooks | None = None
+    solo: SoloGate | None = None
 
 
 async def run_tool_use(
@@ -87,8 +93,10 @@ async def run_tool_use(
     ``admission`` is what admission found (the partitioner validates the
     input to decide concurrency safety): its parsed input or its issue is
     used as is, never re-validated.  A call admitted as safe may be running
-    beside others, so an input a hook replaces must be concurrency-safe too.
-    Without it (or for a call admitted blind) the input is validated here.
+    beside others: if a hook replaces its input with one that is not
+    concurrency-safe, its tool runs alone (``env.solo``), after the bodies
+    already running and before any other.  Without it (or for a call
+    admitted blind) the input is validated here.
     ``answered`` says whether the call was already answered on its behalf
     (it ignored its cancellation past the grace period, e.g. in a hook):
     then the tool is never called and None is returned.
@@ -130,6 +138,7 @@ async def run_tool_use(
         return error_outcome(tool_id, tool_use_error(semantic_error))
 
     raw_input = tool_use.input
+    alone = False
     attachments: tuple[Attachment, ...] = ()
     stop_reason: str | None = None
     if guard is None:
@@ -141,7 +150,9 @@ async def run_tool_use(
             return error_outcome(tool_id, denial)
     else:
         try:
-            verdict = await authorize_call(guard, compiled, tool_use, parsed, ctx)
+            verdict = await authorize_call(
+                guard, compiled, tool_use, parsed, ctx, background=env.background
+            )
         except Exception as exc:  # the tool's check or can_use_tool raised
             return error_outcome(tool_id, format_tool_error(exc))
         attachments, stop_reason = verdict.attachments, verdict.stop_reason
@@ -153,22 +164,23 @@ async def run_tool_use(
         if verdict.input != raw_input:  # a hook or the application replaced the input
             raw_input = verdict.input
             parsed = verdict.parsed_input  # validated once, by the guard
-            started_as_safe = admission is not None and admission.safe
-            if started_as_safe and not _still_safe(tool, parsed):
-                # It is already running beside other calls: a replaced input that
-                # is not concurrency-safe must not run now (invariant I3).
-                text = tool_use_error(
-                    "Error: a hook replaced the input with one that is not concurrency-safe "
-                    "while the call runs beside others; the call was not run"
-                )
-                return CallOutcome(
-                    ToolResult(tool_id, text, is_error=True), attachments, stop_reason=stop_reason
-                )
+            # Started beside other calls, now not concurrency-safe: it runs,
+            # but alone (re-partitioned as unsafe; invariant I3, _solo).
+            alone = admission is not None and admission.safe and not _still_safe(tool, parsed)
 
     # The last gate before the tool does anything: a stopped call never runs it.
     await trio.lowlevel.checkpoint_if_cancelled()
     if answered():
         return None
+    gate = env.solo if admission is not None and admission.safe else None
+    if gate is not None:
+        if alone:
+            await gate.enter_solo()
+        elif not gate.try_enter_shared():
+            await gate.enter_shared()
+        if answered():  # answered on its behalf while it waited its turn
+            _leave(gate, alone)
+            return None
     observers = env.observers
     if observers:
         observers.call_event(CallEvent(trio.current_time(), tool_id, "call_began"))
@@ -197,6 +209,9 @@ async def run_tool_use(
             # cancellation wins (its scope answers the call); failures are logged.
             logger.warning("tool call %s failed while being cancelled", tool_id, exc_info=failures)
             raise cancelled from None
+        finally:
+            if gate is not None:
+                _leave(gate, alone)
     except Exception as exc:
         failure = format_tool_error(exc)
         outcome = CallOutcome(
@@ -213,6 +228,7 @@ async def run_tool_use(
                 error=failure,
                 cwd=env.cwd,
                 parsed_input=parsed,
+                background=env.background,
             )
             outcome = _with_post(outcome, after)
         return outcome
@@ -247,6 +263,7 @@ async def run_tool_use(
             cwd=env.cwd,
             tool_response=response,
             parsed_input=parsed,
+            background=env.background,
         )
         if after.updated_mcp_tool_output is not None:
             outcome = attrs.evolve(
@@ -265,6 +282,13 @@ async def _replaced_output(
     except Exception as exc:
         return ToolResult(result.tool_use_id, format_tool_error(exc), is_error=True)
     return await _finalize(tool, replaced, session_dir)
+
+
+def _leave(gate: SoloGate, alone: bool) -> None:
+    if alone:
+        gate.leave_solo()
+    else:
+        gate.leave_shared()
 
 
 def _still_safe(tool: Tool[Any], parsed: object) -> bool:

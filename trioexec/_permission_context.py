@@ -34,10 +34,14 @@ __all__ = [
     "normalize_mode",
 ]
 
-PermissionMode: TypeAlias = Literal["default", "bypass", "acceptEdits", "plan"]
+PermissionMode: TypeAlias = Literal["default", "bypass", "acceptEdits", "plan", "dontAsk", "auto"]
 """``default``: rules, then ask; ``bypass``: allow what no deny or ask rule stops;
 ``acceptEdits``: file edits inside the working directory are allowed too;
-``plan``: no tool that changes anything runs (only read-only calls)."""
+``plan``: no tool that changes anything runs (only read-only calls);
+``dontAsk``: whatever would ask is denied instead (only pre-approved calls run);
+``auto``: Claude Code's classifier mode; trioexec has no classifier, so it acts
+as ``acceptEdits`` and what would still ask goes to ``can_use_tool`` (the
+application's classifier), denied without one."""
 PermissionModeName: TypeAlias = PermissionMode | Literal["bypassPermissions"]
 """The spellings a mode is accepted in; ``"bypassPermissions"`` is normalised to ``"bypass"``."""
 
@@ -46,6 +50,8 @@ MODE_SPELLINGS: tuple[tuple[PermissionMode, str], ...] = (
     ("bypass", "bypassPermissions"),
     ("acceptEdits", "acceptEdits"),
     ("plan", "plan"),
+    ("dontAsk", "dontAsk"),
+    ("auto", "auto"),
 )
 """Each mode as ``(trioexec's name, Claude Code's name)``; the only table of mode names."""
 

@@ -14,10 +14,10 @@ every hook off; anywhere else it turns off every hook but the managed ones
 Settings never fail silently: an unknown key (``permisions``), an unknown
 hook event (``PreToolUze``), an unknown handler key (``timout``), a rule
 naming a tool in the wrong case (``bash(rm:*)``) or a near-miss of a Claude
-Code tool, a mode trioexec does not have: each is logged on
-``trioexec.settings`` as ``{source}: {field}: {problem} (did you mean
-'...'?)`` and listed in :attr:`Settings.problems`, and the rest of the file
-loads.  A field of the wrong type raises
+Code tool, an unknown mode, and ``auto`` (which has no classifier here:
+:data:`AUTO_MODE_NOTE`): each is logged on ``trioexec.settings`` as
+``{source}: {field}: {problem} (did you mean '...'?)`` and listed in
+:attr:`Settings.problems`, and the rest of the file loads.  A field of the wrong type raises
 :class:`~trioexec.ConfigurationError` naming the source and the field, e.g.
 ``.claude/settings.json: permissions.deny[2]: expected a string, got int``.
 """
@@ -35,13 +35,14 @@ from typing import Literal, TypeAlias
 import attrs
 
 from ._errors import ConfigurationError
-from ._hook_http import HttpHook
+from ._hook_http import HttpHook, url_allowed
 from ._hook_settings import suggestion
 from ._hooks import HookSet
 from ._permission_context import PermissionContext, PermissionMode, mode_from_name
 from ._rules import PermissionRule
 
 __all__ = [
+    "AUTO_MODE_NOTE",
     "CLAUDE_CODE_TOOLS",
     "MANAGED_SETTINGS_DIR",
     "Settings",
@@ -243,6 +244,8 @@ class Settings:
                 handler["if"] = entry.condition
             if entry.run_async:
                 handler["async"] = True
+            if entry.rewake:
+                handler["asyncRewake"] = True
             group = {"matcher": entry.matcher or "", "hooks": [handler]}
             hooks.setdefault(entry.event, []).append(group)
         permissions = self.permissions
@@ -318,6 +321,8 @@ class _Merge:
     managed_disable_all: bool = False
     problems: list[str] = attrs.field(factory=list)
     names: list[str] = attrs.field(factory=list)
+    http_urls: list[str] | None = None  # allowedHttpHookUrls, merged (None: no source set it)
+    http_env: list[str] | None = None  # httpHookAllowedEnvVars, merged
 
 
 def load_settings(*sources: SettingsSource) -> Settings:
@@ -341,7 +346,7 @@ def load_settings(*sources: SettingsSource) -> Settings:
             name, data = os.fspath(source), _read_json(source)
         merge.names.append(name)
         _load_one(merge, data, name, scope, source)
-    hooks = merge.hooks + merge.managed_hooks
+    hooks = _restrict_http(merge.hooks + merge.managed_hooks, merge)
     if merge.managed_disable_all:
         hooks = HookSet()
     elif merge.disable_all:
@@ -388,6 +393,12 @@ def _load_one(
                 if rule not in into:
                     into.append(rule)
         merge.mode = _mode(section, name, report) or merge.mode
+    if "allowedHttpHookUrls" in data:  # arrays merge across sources
+        urls = merge.http_urls = merge.http_urls or []
+        urls += _strings(data["allowedHttpHookUrls"], name, "allowedHttpHookUrls")
+    if "httpHookAllowedEnvVars" in data:
+        env = merge.http_env = merge.http_env or []
+        env += _strings(data["httpHookAllowedEnvVars"], name, "httpHookAllowedEnvVars")
     disable = data.get("disableAllHooks")
     if disable is not None:
         if not isinstance(disable, bool):
@@ -402,6 +413,42 @@ def _load_one(
             merge.managed_hooks += found
         else:
             merge.hooks += found
+
+
+def _strings(raw: object, name: str, key: str) -> list[str]:
+    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
+        raise ConfigurationError(f"{name}: {key}: expected a list of strings")
+    return list(raw)
+
+
+def _restrict_http(hooks: HookSet, merge: _Merge) -> HookSet:
+    """Apply ``allowedHttpHookUrls`` and ``httpHookAllowedEnvVars`` (merged over every source).
+
+    As Claude Code: when the URL list is set, an HTTP hook whose URL matches
+    no pattern never runs (an empty list: no HTTP hook runs), reported as a
+    problem; when the variable list is set, a hook's ``allowedEnvVars`` is
+    cut down to the variables it also names.
+    """
+    if merge.http_urls is None and merge.http_env is None:
+        return hooks
+    urls, env = merge.http_urls, merge.http_env
+    kept = []
+    for entry in hooks.entries:
+        hook = entry.hook
+        if isinstance(hook, HttpHook):
+            if urls is not None and not url_allowed(hook.url, tuple(urls)):
+                line = (
+                    f"{', '.join(merge.names)}: allowedHttpHookUrls: the {entry.event} http "
+                    f"hook to {hook.url!r} matches no allowed URL pattern; it never runs"
+                )
+                logger.warning("%s", line)
+                merge.problems.append(line)
+                continue
+            if env is not None:
+                allowed = tuple(v for v in hook.allowed_env_vars if v in env)
+                entry = attrs.evolve(entry, hook=attrs.evolve(hook, allowed_env_vars=allowed))
+        kept.append(entry)
+    return HookSet(kept)
 
 
 def _user_root(source: SettingsSource) -> Path | None:
@@ -491,6 +538,13 @@ def _rooted(rule: PermissionRule, user_root: Path | None) -> PermissionRule:
     return PermissionRule(rule.tool_name, "/" + os.path.join(os.fspath(user_root), content[1:]))
 
 
+AUTO_MODE_NOTE = (
+    "'auto' needs Claude Code's classifier, which trioexec does not have: it acts as "
+    "'acceptEdits', and a call that would ask goes to can_use_tool (denied without one)"
+)
+"""The problem reported for ``defaultMode: "auto"``: the mode loads, and says what it does."""
+
+
 def _mode(section: Mapping[str, object], name: str, report: _Report) -> PermissionMode | None:
     """The source's mode; a Claude Code mode trioexec does not have falls back to ``default``.
 
@@ -505,6 +559,8 @@ def _mode(section: Mapping[str, object], name: str, report: _Report) -> Permissi
             f"{name}: permissions.defaultMode: expected a string, got {type(raw).__name__}"
         )
     mode = mode_from_name(raw)
+    if mode == "auto":
+        report("permissions.defaultMode", AUTO_MODE_NOTE)
     if mode is None:
         if raw in _CLAUDE_CODE_MODES:
             problem = f"{raw!r} is not supported by trioexec; using 'default'"

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CANCEL_MESSAGE",
+    "DENIAL_WORKAROUND_GUIDANCE",
     "REJECT_MESSAGE",
     "STOPPED_BY_HOOK",
     "STOPPED_BY_POST_TOOL_USE_HOOK",
@@ -22,6 +23,7 @@ __all__ = [
     "application_stopped_message",
     "command_denied_message",
     "describe_tool_use",
+    "dont_ask_denied_message",
     "duplicate_tool_use_id",
     "edit_denied_message",
     "escape_reminder",
@@ -178,6 +180,27 @@ def plan_mode_denied_message(tool_name: str) -> str:
         f"Permission to use {tool_name} has been denied because trioexec is running in plan "
         "mode: only tools that change nothing may run. Plan first; the changes come after "
         "the plan is approved."
+    )
+
+
+DENIAL_WORKAROUND_GUIDANCE = (
+    "IMPORTANT: You *may* attempt to accomplish this action using other tools that might "
+    "naturally be used to accomplish this goal, e.g. using head instead of cat. But you "
+    "*should not* attempt to work around this denial in malicious ways, e.g. do not use your "
+    "ability to run tests to execute non-test actions. You should only try to work around "
+    "this restriction in reasonable ways that do not attempt to bypass the intent behind this "
+    "denial. If you believe this capability is essential to complete the user's request, STOP "
+    "and explain to the user what you were trying to do and why you need this permission. "
+    "Let the user decide how to proceed."
+)
+"""Claude Code's guidance appended to a denial nobody could be asked about."""
+
+
+def dont_ask_denied_message(tool_name: str) -> str:
+    """Answer in ``dontAsk`` mode to a call that would have asked (Claude Code's text)."""
+    return (
+        f"Permission to use {tool_name} has been denied because Claude Code is running in "
+        f"don't ask mode. {DENIAL_WORKAROUND_GUIDANCE}"
     )
 
 

@@ -133,11 +133,11 @@ async def test_exit_2_guards_block_with_their_stderr(tmp_path: Path) -> None:
 async def test_an_updated_input_rewriter_changes_the_command_that_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """rtk's ``rtk-rewrite.sh``: rewrites ``cargo test`` to ``rtk cargo test`` with
+    """rtk's ``rtk-rewrite.sh``: rewrites ``git status`` to ``rtk git status`` with
     ``permissionDecision: allow`` and ``updatedInput`` (all input fields kept).  A stand-in
-    ``rtk`` on PATH shows which command ran.  (A rewrite of a read-only command such as
-    ``git status`` into one the classifier cannot prove read-only is refused: the call
-    may already run beside others; see docs/guard-rails.md.)"""
+    ``rtk`` on PATH shows which command ran.  ``git status`` was admitted as
+    concurrency-safe beside ``pwd``; ``rtk git status`` is a command the classifier
+    cannot prove safe, so it runs alone (re-partitioned as unsafe), as Claude Code runs it."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "rtk"
@@ -147,6 +147,9 @@ async def test_an_updated_input_rewriter_changes_the_command_that_runs(
         "PATH", f"{bin_dir}:{Path(shutil.which('jq') or '/usr/bin/jq').parent}:/usr/bin:/bin"
     )
     root = project(tmp_path, {"PreToolUse": [("Bash", "rtk-rewrite.sh")]})
+    outcome = await run(root, "git status --short", "pwd")
+    assert [r.content for r in outcome.results] == ["rtk ran: git status --short", str(root)]
+    assert not any(r.is_error for r in outcome.results)
     outcome = await run(root, "cargo test --workspace")
     assert outcome.results[0].content == "rtk ran: cargo test --workspace"
     outcome = await run(root, "echo untouched")

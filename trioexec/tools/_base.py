@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 
 InputT = TypeVar("InputT")
 
+_ACCEPTING = frozenset({"acceptEdits", "auto"})
+"""Modes in which an edit inside the working directory is allowed (``auto``
+starts from ``acceptEdits``, as Claude Code's auto mode does before its classifier)."""
+
 BINARY_SNIFF_BYTES = 8192
 """How much of a file is inspected to tell text from binary (as git does)."""
 
@@ -229,10 +233,11 @@ class PathTool(Tool[InputT]):
         Writes pass through, so the permission chain (rules, mode, the
         application) decides them, except in ``acceptEdits`` mode: there an
         edit inside the working directory (symlinks followed) is allowed, as
-        Claude Code's "allow all writes in original cwd" does.  Deny and ask
+        Claude Code's "allow all writes in original cwd" does (and in ``auto``
+        mode, which starts from ``acceptEdits``).  Deny and ask
         rules still come first.
         """
-        accepting = ctx.permissions is not None and ctx.permissions.mode == "acceptEdits"
+        accepting = ctx.permissions is not None and ctx.permissions.mode in _ACCEPTING
         if self.read_only or accepting:
             path = await resolve_path(self.input_path(input) or ".", cwd=ctx.cwd, root=None)
             if path.is_relative_to(await resolve_path(".", cwd=ctx.cwd, root=None)):

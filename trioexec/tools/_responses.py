@@ -117,25 +117,56 @@ _COUNT_SUMMARY = re.compile(
 _PAGINATION_NOTE = re.compile(r"\n\n\[Showing results with pagination = [^\n]*\]\Z")
 
 
+_APPLIED = re.compile(r"(limit|offset): (\d+)")
+
+
+def _applied(note: str | None) -> JSONObject:
+    """``appliedLimit`` (only when the limit cut something off) and ``appliedOffset``
+    (only when not zero), read from Grep's pagination note (``limit: 250, offset: 10``)."""
+    found: JSONObject = {}
+    for key, value in _APPLIED.findall(note or ""):
+        found["appliedLimit" if key == "limit" else "appliedOffset"] = int(value)
+    return found
+
+
 def grep_response(text: str, mode: str) -> JSONObject:
-    """Grep's ``{mode, numFiles, filenames, content?, numLines?, numMatches?}`` from its text."""
+    """Grep's ``{mode, numFiles, filenames, content?, numLines?, numMatches?, appliedLimit?,
+    appliedOffset?}`` from its text."""
     if mode == "files_with_matches":
         lines = [] if text == "No files found" else text.split("\n")
+        header = _FOUND_FILES.fullmatch(lines[0]) if lines else None
         names: list[JSONValue] = [
             line for line in lines if line and not _FOUND_FILES.fullmatch(line)
         ]
-        return {"mode": mode, "numFiles": len(names), "filenames": names}
+        applied = _applied(header.group(1) if header else None)
+        return {"mode": mode, "numFiles": len(names), "filenames": names, **applied}
     if mode == "count":
         matches = 0
+        applied = {}
         summary = _COUNT_SUMMARY.search(text)
         if summary is not None:
             matches = int(summary.group(1))
+            applied = _applied(summary.group(2))
             text = text[: summary.start()]
         entries = [] if text == "No matches found" else [e for e in text.split("\n") if e]
         names = [entry.rpartition(":")[0] for entry in entries]
-        return {"mode": mode, "numFiles": len(names), "filenames": names, "numMatches": matches}
-    body = _PAGINATION_NOTE.sub("", text)
+        return {
+            "mode": mode,
+            "numFiles": len(names),
+            "filenames": names,
+            "numMatches": matches,
+            **applied,
+        }
+    note = _PAGINATION_NOTE.search(text)
+    body = text[: note.start()] if note is not None else text
     if body == "No matches found":
         body = ""
     lines = body.split("\n") if body else []
-    return {"mode": mode, "numFiles": 0, "filenames": [], "content": body, "numLines": len(lines)}
+    return {
+        "mode": mode,
+        "numFiles": 0,
+        "filenames": [],
+        "content": body,
+        "numLines": len(lines),
+        **_applied(note.group(0) if note is not None else None),
+    }
