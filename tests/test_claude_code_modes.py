@@ -18,6 +18,7 @@ import trio
 from trioexec import GuardRails, PermissionResult, ToolUse, run_tools
 from trioexec._settings import AUTO_MODE_NOTE, load_settings
 from trioexec._texts import dont_ask_denied_message
+from trioexec.permissions import PermissionContext
 from trioexec.tools import default_tools
 
 if TYPE_CHECKING:
@@ -156,6 +157,27 @@ async def test_auto_starts_from_accept_edits_and_asks_the_application_for_the_re
     (tmp_path / "made").unlink()
     denied = await run(tmp_path, GuardRails.from_settings(settings), uses[1])
     assert denied == ["Claude requested permissions to use Bash, but you haven't granted it yet."]
+    assert not (tmp_path / "made").exists()
+
+
+async def test_auto_mode_drops_allow_rules_that_would_let_any_code_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``isDangerousBashPermission`` (permissionSetup.ts): on entering auto mode, a
+    tool-level ``Bash`` allow, ``Bash(*)`` and interpreter rules such as ``Bash(python:*)``
+    are stripped; a narrow rule (``Bash(npm test)``) stays.  Back in ``default`` mode
+    the same rules apply again."""
+    caplog.set_level(logging.WARNING, logger="trioexec.permissions")
+    rules = ["Bash(python:*)", "Bash(echo:*)", "Bash(node *)", "Bash(sh -c*)", "Agent"]
+    auto = PermissionContext(allow=[*rules, "Bash(*)"], mode="auto")
+    assert [str(rule) for rule in auto.allow] == [*rules, "Bash"]  # kept, as written
+    assert auto.rules_for(("Bash",), "allow") == (False, ("echo:*",))
+    assert auto.rules_for(("Agent",), "allow") == (False, ())
+    assert auto.with_mode("default").rules_for(("Bash",), "allow").whole
+    assert "Bash(python:*) would let any code run" in caplog.text
+    guard = GuardRails.from_settings({"permissions": {"defaultMode": "auto", "allow": ["Bash"]}})
+    texts = await run(tmp_path, guard, ToolUse("toolu_1", "Bash", {"command": "touch made"}))
+    assert texts == ["Claude requested permissions to use Bash, but you haven't granted it yet."]
     assert not (tmp_path / "made").exists()
 
 

@@ -14,6 +14,7 @@ gives it (in settings files, in hook input).
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Literal, NamedTuple, TypeAlias
 
 import attrs
@@ -32,7 +33,42 @@ __all__ = [
     "claude_code_mode_name",
     "mode_from_name",
     "normalize_mode",
+    "stripped_in_auto_mode",
 ]
+
+logger = logging.getLogger("trioexec.permissions")
+
+_CODE_RUNNERS = (
+    "python", "python2", "python3", "node", "deno", "tsx", "ruby", "perl", "php", "lua",
+    "npx", "bunx", "npm run", "yarn run", "pnpm run", "bun run",
+    "bash", "sh", "zsh", "fish", "eval", "exec", "env", "xargs", "sudo", "ssh",
+)  # fmt: skip
+"""Commands whose broad allow rules Claude Code drops on entering auto mode
+(``DANGEROUS_BASH_PATTERNS``): each runs whatever code it is given."""
+
+
+def stripped_in_auto_mode(rule: PermissionRule) -> bool:
+    """Whether Claude Code drops the allow ``rule`` on entering ``auto`` mode.
+
+    As its ``isDangerousBashPermission``: a whole-tool ``Bash`` rule (or
+    ``Bash(*)``), and ``Bash(p)``, ``Bash(p:*)``, ``Bash(p*)``, ``Bash(p *)``,
+    ``Bash(p -...*)`` for an interpreter, shell or code runner ``p``
+    (case-insensitive); and every ``Agent`` (``Task``) allow rule.  Such a
+    rule would approve any code the model writes, without the classifier.
+    """
+    if rule.tool_name in ("Agent", "Task"):
+        return True
+    if rule.tool_name != "Bash":
+        return False
+    content = (rule.content or "").strip().lower()
+    if content in ("", "*"):
+        return True
+    for runner in _CODE_RUNNERS:
+        if content in (runner, f"{runner}:*", f"{runner}*", f"{runner} *"):
+            return True
+        if content.startswith(f"{runner} -") and content.endswith("*"):
+            return True
+    return False
 
 PermissionMode: TypeAlias = Literal["default", "bypass", "acceptEdits", "plan", "dontAsk", "auto"]
 """``default``: rules, then ask; ``bypass``: allow what no deny or ask rule stops;
@@ -41,7 +77,8 @@ PermissionMode: TypeAlias = Literal["default", "bypass", "acceptEdits", "plan", 
 ``dontAsk``: whatever would ask is denied instead (only pre-approved calls run);
 ``auto``: Claude Code's classifier mode; trioexec has no classifier, so it acts
 as ``acceptEdits`` and what would still ask goes to ``can_use_tool`` (the
-application's classifier), denied without one."""
+application's classifier), denied without one; the broad allow rules Claude
+Code drops in this mode (:func:`stripped_in_auto_mode`) are not applied."""
 PermissionModeName: TypeAlias = PermissionMode | Literal["bypassPermissions"]
 """The spellings a mode is accepted in; ``"bypassPermissions"`` is normalised to ``"bypass"``."""
 
@@ -155,6 +192,12 @@ class PermissionContext:
         grouped: dict[tuple[str, str], tuple[bool, list[str]]] = {}
         for behavior, rules in (("allow", self.allow), ("ask", self.ask), ("deny", self.deny)):
             for rule in rules:
+                if behavior == "allow" and self.mode == "auto" and stripped_in_auto_mode(rule):
+                    logger.warning(
+                        "auto mode: the allow rule %s would let any code run; it is not applied",
+                        rule,
+                    )
+                    continue
                 whole, contents = grouped.setdefault((behavior, rule.tool_name), (False, []))
                 if rule.content is None:
                     grouped[behavior, rule.tool_name] = (True, contents)
