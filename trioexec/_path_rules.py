@@ -33,31 +33,41 @@ def match_path_rule(content: str, path: str | os.PathLike[str], *, cwd: Path) ->
     compiled = _pattern(content)
     if compiled is None:
         return False
-    anchor, dir_only, regex = compiled
+    anchor, dir_only, itself, parents = compiled
     if anchor == "/":
         root = "/"
     elif anchor == "~":
-        root = os.path.normpath(os.path.expanduser("~"))
+        root = _root(os.path.expanduser("~"))
     else:
-        root = os.path.normpath(cwd)
+        root = _root(os.fspath(cwd))
 
     raw = os.fspath(path)
-    target = os.path.normpath(os.path.join(cwd, os.path.expanduser(raw)))
+    if raw.startswith("~"):
+        raw = os.path.expanduser(raw)
+    target = os.path.normpath(raw if raw.startswith("/") else os.path.join(cwd, raw))
     if target == root:
         return False
     prefix = root if root.endswith(os.sep) else root + os.sep
     if not target.startswith(prefix):
         return False  # outside the pattern's root
-    parts = target[len(prefix) :].split(os.sep)
-    # The path itself (when it can be a directory) and each parent directory.
-    last = len(parts) if (not dir_only or raw.endswith("/")) else len(parts) - 1
-    return any(regex.fullmatch("/".join(parts[:k])) for k in range(1, last + 1))
+    relative = target[len(prefix) :]
+    # The path itself (when it can be a directory) and each parent directory, in one match.
+    if not dir_only or os.fspath(path).endswith("/"):
+        return itself.fullmatch(relative) is not None
+    return parents.fullmatch(relative) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _root(directory: str) -> str:
+    return os.path.normpath(directory)
 
 
 @functools.lru_cache(maxsize=512)
-def _pattern(content: str) -> tuple[str, bool, re.Pattern[str]] | None:
+def _pattern(content: str) -> tuple[str, bool, re.Pattern[str], re.Pattern[str]] | None:
     """Where ``content`` is rooted (``/``, ``~`` or the working directory ``.``), whether
-    it names directories only, and its compiled glob; None for an empty pattern."""
+    it names directories only, and its compiled glob twice: matching a path or one of
+    its parent directories, and matching one of its parent directories only (the
+    glob's match ends where a path component does); None for an empty pattern."""
     pattern = content.strip()
     if not pattern:
         return None
@@ -75,7 +85,10 @@ def _pattern(content: str) -> tuple[str, bool, re.Pattern[str]] | None:
             pattern = "**/" + pattern
     if not pattern:
         return None
-    return anchor, pattern.endswith("/"), _compile_glob(pattern.rstrip("/"))
+    glob = _compile_glob(pattern.rstrip("/")).pattern
+    itself = re.compile(f"(?:{glob})(?:/.*)?", re.DOTALL)
+    parents = re.compile(f"(?:{glob})/.+", re.DOTALL)
+    return anchor, pattern.endswith("/"), itself, parents
 
 
 @functools.lru_cache(maxsize=512)

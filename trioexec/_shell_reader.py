@@ -86,6 +86,10 @@ _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _DOUBLE_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _CLASS = re.compile(r"\[.*\]")
 _SPECIAL = frozenset("\\*?[{`$\n")
+_PLAIN_WORD = re.compile(rb"[A-Za-z0-9_./,:+%@~-]+")
+"""A word spelt only with these holds no quote, expansion, glob, brace, assignment,
+redirection or comment: its text is its value."""
+_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./,:+%@~-]+(?:[ \t]+[A-Za-z0-9_./,:+%@~-]+)*")
 
 
 def _hides_substitution(text: str) -> bool:
@@ -111,8 +115,11 @@ def _unescape_double(text: str) -> str:
 class Reader:
     """Walks the syntax tree once, collecting commands, redirections and what it skips."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, *, errors: bool = True) -> None:
         self.data = data
+        self.errors = errors
+        """The tree may hold ERROR or MISSING nodes (tree-sitter's ``has_error``): when it
+        does not, no node needs checking for them."""
         self.commands: list[SimpleCommand] = []
         self.redirects: list[Redirect] = []
         self.unmodelled: list[str] = []
@@ -125,8 +132,11 @@ class Reader:
     # statements
     def statement(self, node: Node, outer: tuple[Redirect, ...], *, nested: bool) -> None:
         kind = node.type
-        if node.is_missing or kind == "ERROR":
+        if self.errors and (node.is_missing or kind == "ERROR"):
             self.broken = True
+            return
+        if kind == "command":  # the common case first
+            self.command(node, outer, nested=nested)
             return
         if kind in LISTS:
             for child in node.children:
@@ -202,7 +212,7 @@ class Reader:
 
     def search(self, node: Node) -> None:
         """Find the substitutions (and errors) anywhere below ``node``."""
-        if node.is_missing or node.type == "ERROR":
+        if self.errors and (node.is_missing or node.type == "ERROR"):
             self.broken = True
             return
         if node.type in _SUBSTITUTIONS:
@@ -229,6 +239,16 @@ class Reader:
 
     # simple commands
     def command(self, node: Node, outer: tuple[Redirect, ...], *, nested: bool) -> None:
+        span = self.data[node.start_byte : node.end_byte]
+        if _PLAIN_COMMAND.fullmatch(span):
+            # Only letters, digits, `_./,:+%@~-` and blanks: every child is a plain word
+            # (no quote, expansion, glob, redirection, assignment or comment can be
+            # spelled without another character), so the words are the blank-separated
+            # pieces of the command's own text.
+            source = span.decode("ascii")
+            pieces = tuple(Word(piece, piece) for piece in source.split())
+            self.commands.append(SimpleCommand(pieces, (), outer, source, nested))
+            return
         assignments: list[Word] = []
         words: list[Word] = []
         own: list[Redirect] = []
@@ -238,6 +258,15 @@ class Reader:
         locale_at = -1  # the index of a string the grammar split from its `$`
         children = node.children
         for index, child in enumerate(children):
+            first, last = child.start_byte, child.end_byte
+            span = data[first:last]
+            if _PLAIN_WORD.fullmatch(span):  # a plain word, whatever node holds it
+                text = span.decode("ascii")
+                words.append(Word(text, text))
+                if start is None:
+                    start = first
+                end = last
+                continue
             kind = child.type
             if kind == "command_name" or kind == "word":  # the common case first
                 named = child.children[0] if kind == "command_name" else child
@@ -353,7 +382,7 @@ class Reader:
         quoted = False
         for index, child in enumerate(node.children):
             field = node.field_name_for_child(index)
-            if child.type == "ERROR" or child.is_missing:
+            if self.errors and (child.type == "ERROR" or child.is_missing):
                 self.broken = True
             elif field == "descriptor" or child.type == "file_descriptor":
                 text = self.source(child)
@@ -408,7 +437,7 @@ class Reader:
     ) -> None:
         kind = node.type
         text = self.source(node)
-        if node.is_missing or kind == "ERROR":
+        if self.errors and (node.is_missing or kind == "ERROR"):
             self.broken = True
             parts.append(text)
             flags["static"] = False

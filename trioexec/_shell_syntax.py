@@ -96,14 +96,16 @@ def _analyse(command: str) -> ShellAnalysis:
         retry = _parser().parse(_OPERATOR_WORD.sub(lambda m: m[1] + b"__", data))
         if not retry.root_node.has_error:
             tree = retry
-    reader = Reader(data)
-    reader.statement(tree.root_node, (), nested=False)
+    root = tree.root_node
+    errors = root.has_error
+    reader = Reader(data, errors=errors)
+    reader.statement(root, (), nested=False)
     return ShellAnalysis(
         command,
         tuple(reader.commands),
         tuple(reader.redirects),
         tuple(dict.fromkeys(reader.unmodelled)),
-        tree.root_node.has_error or reader.broken,
+        errors or reader.broken,
         reader.comments,
     )
 

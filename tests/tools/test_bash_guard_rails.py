@@ -198,6 +198,31 @@ async def test_a_denied_file_anywhere_in_a_large_directory_is_found(
     assert len(hops) == (entries > 64)
 
 
+@pytest.mark.parametrize("command", ["cat pem", "cat README pem", "wc -c < pem", "cat ./pem"])
+async def test_a_symlinked_name_beside_the_working_directory_files_is_followed(
+    tmp_path: Path, command: str
+) -> None:
+    _secrets(tmp_path)
+    (tmp_path / "pem").symlink_to(tmp_path / "secrets" / "key.pem")
+    guard = _settings(deny=["Read(./secrets/**)"], allow=["Bash"])
+    is_error, content = await _run(command, tmp_path, guard)
+    assert is_error
+    assert content == f"Permission to read {tmp_path / 'pem'} has been denied.", content
+
+
+async def test_read_deny_rules_hold_in_a_symlinked_working_directory(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    _secrets(real)
+    (tmp_path / "alias").symlink_to(real)
+    guard = _settings(deny=["Read(./secrets/**)"], allow=["Bash"])
+    for command in ("cat secrets/key.pem", "cd secrets && cat key.pem", "grep -r SECRET ."):
+        is_error, content = await _run(command, tmp_path / "alias", guard)
+        assert is_error, command
+        assert content.startswith("Permission to read"), content
+    assert await _run("cat README", tmp_path / "alias", guard) == (False, "hello")
+
+
 async def test_a_read_deny_rule_names_the_path_it_covers(tmp_path: Path) -> None:
     _secrets(tmp_path)
     guard = _settings(deny=["Read(./secrets/**)"])

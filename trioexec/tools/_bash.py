@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._bash_rules import match_bash_rule
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._texts import command_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
@@ -193,7 +194,8 @@ class BashTool(Tool[BashInput]):
         rules: tuple[str, ...] = ()
         if read_rules is not None:
             rules = ("**",) if read_rules.whole else read_rules.contents
-        judge = functools.partial(judge_paths, input.command, Path(ctx.cwd), rules)
+        cwd = ctx.cwd if isinstance(ctx.cwd, Path) else Path(ctx.cwd)
+        judge = functools.partial(judge_paths, input.command, cwd, rules)
         if not may_glob(input.command):
             try:  # a few stat and realpath calls: cheaper than a thread hop
                 return judge(budget=_IN_PLACE_PATHS)
@@ -228,8 +230,6 @@ class BashTool(Tool[BashInput]):
         A deny or ask rule catches the command when any part of it matches;
         an allow rule must cover every part (:func:`~trioexec.permissions.match_bash_rule`).
         """
-        from .._bash_rules import match_bash_rule
-
         return match_bash_rule(content, input.command, behavior=behavior)
 
     def rule_denial_message(self, input: BashInput, ctx: CallContext) -> str:  # noqa: A002

@@ -243,7 +243,7 @@ def _covered(
         if len(paths) > _MAX_GLOB_MATCHES:
             return ReadCheck(unknown=word.raw)
     for candidate in paths:
-        for found in _with_contents(candidate, disk):
+        for found in _with_contents(candidate, disk, base):
             if found is None:
                 return ReadCheck(unknown=word.raw)
             if _rules_cover(rules, *found, cwd, disk):
@@ -274,14 +274,15 @@ def _rules_cover(
     )
 
 
-def _with_contents(path: str, disk: _Disk) -> Iterator[tuple[str, str | None] | None]:
+def _with_contents(path: str, disk: _Disk, base: str) -> Iterator[tuple[str, str | None] | None]:
     """``(path, resolved)``, then (for a directory) the same for what is inside it, in
     :func:`os.walk`'s order; ``resolved`` is None for a path that does not exist, and
     None instead of a pair means too much to check.
 
-    Only the named path and the symbolic links met inside are given to
-    ``realpath``: an entry that is no link resolves to its resolved directory
-    joined with its name.
+    Only the symbolic links met are given to ``realpath`` (and ``base``, the
+    directory a name is resolved against, once per decision): a path that is no
+    link and names one entry of ``base`` (or of a directory walked) resolves to
+    its resolved directory joined with its name; any other path is resolved.
     """
     disk.spend()
     try:
@@ -289,7 +290,11 @@ def _with_contents(path: str, disk: _Disk) -> Iterator[tuple[str, str | None] | 
     except OSError:
         yield path, None
         return
-    real = disk.resolver.real(os.path.normpath(path))
+    parent, name = os.path.split(path)
+    if not stat.S_ISLNK(mode) and name not in ("", ".", "..") and parent == base:
+        real = os.path.join(disk.resolver.real(os.path.normpath(base)), name)
+    else:
+        real = disk.resolver.real(os.path.normpath(path))
     yield path, real
     if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(path))):
         return
