@@ -54,7 +54,8 @@ FILES = tuple(
 )
 """The twin's own orchestrator files, relative to the repository root: every module of
 ``benchmarks/asyncio_twin/`` but its package files, its virtual-clock loop and its scenario
-runner (which serve the scenario files, not the orchestration)."""
+runner (which serve the scenario files on virtual time, not the orchestration: on a real
+loop the twin's end of an instant is one ``call_soon``)."""
 
 ECHO_REGISTRY = ToolRegistry([Echo()])
 

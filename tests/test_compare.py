@@ -52,6 +52,8 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "40",
             "--memory-calls",
             "50",
+            "--cascade-sizes",
+            "10",
             "--out",
             str(out),
             "--json",
@@ -77,18 +79,28 @@ def test_quick_run_writes_every_section_with_a_row_per_size(quick_report: Path) 
         "## Reading",
     ):
         assert heading in doc
-    tool_rows = [line for line in doc.splitlines() if line.startswith(("| 1 |", "| 10 |"))]
+    tool_phase = doc.split("## Tool-phase cost per call")[1].split("\n## ")[0]
+    tool_rows = [line for line in tool_phase.splitlines() if line.startswith(("| 1 |", "| 10 |"))]
     assert len(tool_rows) == 4  # a cost row and a ratio row per size
     assert "](trio-vs-asyncio.svg)" in doc
     assert "load average" in doc
     assert "`trioexec/_cancel.py`" in doc
+    assert "`benchmarks/asyncio_twin/_scope.py`" in doc
+    assert "| twin |" in doc  # the twin's latency row
 
 
 def test_quick_run_writes_a_well_formed_log_log_plot(quick_report: Path) -> None:
     root = ET.parse(quick_report / "trio-vs-asyncio.svg").getroot()
     assert root.tag == f"{SVG}svg"
     series = {g.get("data-name"): g for g in root.iter(f"{SVG}g")}
-    assert {"trioexec run_tools", "trioexec streaming", "raw trio", "raw asyncio"} <= set(series)
+    assert {
+        "trioexec run_tools",
+        "trioexec streaming",
+        "twin run_tools",
+        "twin streaming",
+        "raw trio",
+        "raw asyncio",
+    } <= set(series)
     for group in series.values():
         polyline = group.find(f"{SVG}polyline")
         assert polyline is not None
