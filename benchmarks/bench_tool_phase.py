@@ -13,11 +13,16 @@ Three ways, side by side in one process:
 * ``streaming``: :func:`~trioexec.open_streaming_executor`, every block added as
   it is parsed, then ``remaining()`` drained;
 * ``floor``: what trio itself costs for the same shape: ``json.loads``, a
-  nursery starting one task per call, one result dict per call, ``json.dumps``.
+  nursery starting one task per call, one result dict per call, ``json.dumps``;
+* ``channel`` (column ``chan floor``): the floor of the streaming shape: the
+  same, except that each task sends its dict through an unbounded memory
+  channel and the caller receives them with ``async for`` (every receive is a
+  checkpoint, a scheduler round trip per item, which the batch shape lacks).
 
 Each figure is the median of several repetitions (alternated, so drift hits all
-three alike), in µs per call; the ratio columns divide by the floor of the same
-N, and the last column divides streaming by batch::
+ways alike), in µs per call; the ratio columns divide by the floor of the same
+N, ``stream/batch`` divides streaming by batch, and ``stream/chan`` divides
+streaming by the channel floor::
 
     python benchmarks/bench_tool_phase.py            # N = 1 ... 10,000
     python benchmarks/bench_tool_phase.py --sizes 100 1000 --profile
@@ -30,6 +35,7 @@ import cProfile
 import gc
 import io
 import json
+import math
 import pstats
 import statistics
 import sys
@@ -133,7 +139,37 @@ async def floor(text: str, registry: ToolRegistry) -> float:
     return elapsed
 
 
-WAYS = {"run_tools": through_run_tools, "streaming": through_streaming, "floor": floor}
+async def channel_floor(text: str, registry: ToolRegistry) -> float:
+    """trio's own cost for the streaming shape: the floor, each dict through a memory channel."""
+
+    async def one(block: dict[str, Any], send: trio.MemorySendChannel[dict[str, Any]]) -> None:
+        send.send_nowait(
+            {"type": "tool_result", "tool_use_id": block["id"], "content": block["input"]["x"]}
+        )
+
+    start = time.perf_counter()
+    send, receive = trio.open_memory_channel[dict[str, Any]](math.inf)
+    results: list[dict[str, Any]] = []
+    async with trio.open_nursery() as nursery:
+        blocks = json.loads(text)
+        for block in blocks:
+            nursery.start_soon(one, block, send)
+        async for result in receive:
+            results.append(result)
+            if len(results) == len(blocks):
+                break
+    body = json.dumps({"role": "user", "content": results})
+    elapsed = time.perf_counter() - start
+    assert body.count('"tool_result"') == len(results)
+    return elapsed
+
+
+WAYS = {
+    "run_tools": through_run_tools,
+    "streaming": through_streaming,
+    "floor": floor,
+    "channel": channel_floor,
+}
 
 
 async def measure(sizes: tuple[int, ...]) -> dict[int, dict[str, float]]:
@@ -186,14 +222,16 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, trio {trio.__version__}")
     figures = trio.run(measure, sizes)
     print(
-        f"{'N':>6}  {'run_tools':>10}  {'streaming':>10}  {'floor':>8}"
-        f"  {'batch/floor':>11}  {'stream/floor':>12}  {'stream/batch':>12}"
+        f"{'N':>6}  {'run_tools':>10}  {'streaming':>10}  {'floor':>8}  {'chan floor':>10}"
+        f"  {'batch/floor':>11}  {'stream/floor':>12}  {'stream/batch':>12}  {'stream/chan':>11}"
     )
     for count, row in figures.items():
         batch, stream, base = row["run_tools"], row["streaming"], row["floor"]
+        chan = row["channel"]
         print(
-            f"{count:>6}  {batch:>10.1f}  {stream:>10.1f}  {base:>8.1f}"
+            f"{count:>6}  {batch:>10.1f}  {stream:>10.1f}  {base:>8.1f}  {chan:>10.1f}"
             f"  {batch / base:>11.2f}  {stream / base:>12.2f}  {stream / batch:>12.2f}"
+            f"  {stream / chan:>11.2f}"
         )
     print("(µs per call, medians; ratios from the same run)")
     if args.profile:

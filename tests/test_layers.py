@@ -28,6 +28,7 @@ PURE = [
     "trioexec._permission_context",
     "trioexec._protected",
     "trioexec._rules",
+    "trioexec._start_rule",
     "trioexec._texts",
     "trioexec._tool",
     "trioexec._util",

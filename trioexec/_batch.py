@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore, new_run_core
+from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore
 from ._errors import ConfigurationError
 from ._groups import unwrap_single
 from ._misuse import checked_tool_uses, require_trio
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import group_safe_runs
 from ._policy import Policy, resolve_policy
+from ._run import new_run_core, open_run
 from ._tool import ContextState, Tool
 
 if TYPE_CHECKING:
@@ -153,12 +154,12 @@ async def run_tools(
         grace_period=grace_period,
         tool_timeouts=tool_timeouts,
     )
-    async with core.open_run():
+    async with open_run(core):
         calls = _admit(core, tool_uses)
         # Calls answered at admission (refused ids) never run: no batch, no barrier.
         runnable = [call for call in calls if call.state == "queued"]
         batches = group_safe_runs([(call, call.safe) for call in runnable])
-        limiter = trio.CapacityLimiter(core.max_concurrency)
+        limiter: trio.CapacityLimiter | None = None  # made once a batch does not fit
         with unwrap_single(), core.turn_scope, core.sibling_scope:
             for _, batch in batches:
                 # Stopped, or cancelled from outside while the last batch
@@ -166,6 +167,8 @@ async def run_tools(
                 await trio.lowlevel.checkpoint_if_cancelled()
                 if core.blocked_reason() is not None:
                     break
+                if limiter is None and len(batch) > core.max_concurrency:
+                    limiter = trio.CapacityLimiter(core.max_concurrency)
                 await _run_batch(core, batch, limiter)
                 core.apply_pending_modifiers()
     return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
@@ -184,9 +187,11 @@ def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:
     return calls
 
 
-async def _run_batch(core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter) -> None:
+async def _run_batch(
+    core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter | None
+) -> None:
     async with trio.open_nursery() as nursery:
-        if len(calls) <= limiter.total_tokens:
+        if limiter is None or len(calls) <= limiter.total_tokens:
             # The whole batch fits (batches run one after another, so every slot
             # is free): the same starts in the same order, without the limiter.
             for call in calls:

@@ -67,9 +67,11 @@ class Expiry:
     elapsed: float
 
 
-@attrs.frozen
+@attrs.define
 class CallOutcome:
-    """A call's answer plus what travels with it.
+    """A call's answer plus what travels with it (treated as immutable: change it with
+    ``attrs.evolve``; not frozen, because a frozen attrs class costs twice as much to
+    build, once or twice per call).
 
     Attributes:
         result: the tool_result the model gets.
@@ -113,9 +115,11 @@ def id_problem(tool_use_id: str, seen: Container[str]) -> str | None:
     return None
 
 
-@attrs.frozen
+@attrs.define
 class Admission:
     """What admission found about a call's input; the lifecycle uses it, never re-checks.
+
+    Treated as immutable (one per call, built on the hot path: not frozen, for speed).
 
     Attributes:
         safe: the call may run beside other safe calls (proved: an unknown

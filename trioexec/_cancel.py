@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ._call import Call, CallOutcome
+from ._call import Call, CallOutcome, error_outcome
 from ._format_error import fit_text
+from ._groups import exception_name, is_cancellation
 from ._models import ToolResult
 from ._texts import (
     CANCEL_MESSAGE,
@@ -39,6 +40,7 @@ from ._texts import (
     sibling_error_message,
     sibling_stopped_message,
     timeout_message,
+    tool_use_error,
 )
 
 if TYPE_CHECKING:
@@ -55,6 +57,8 @@ __all__ = [
     "Cancellation",
     "GraceWatchdog",
     "cancel_at_end_of_instant",
+    "delivered_by_a_scope",
+    "raised_outcome",
 ]
 
 logger = logging.getLogger("trioexec")
@@ -80,6 +84,28 @@ def cancel_at_end_of_instant(scope: trio.CancelScope, now: float) -> None:
     """
     if scope.deadline > now:
         scope.deadline = now
+
+
+def delivered_by_a_scope(exc: BaseException) -> bool:
+    """Whether ``exc`` is a cancellation some enclosing scope delivered.
+
+    A ``Cancelled`` (or a group of nothing else) while no scope around the
+    call is cancelled was raised by the tool itself, from a scope of its own:
+    it is the tool's own ``BaseException``, never absorbed as a cancellation.
+    """
+    return is_cancellation(exc) and trio.current_effective_deadline() == -math.inf
+
+
+def raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
+    """The answer to a call whose tool code raised a ``BaseException`` that stops the run."""
+    text = tool_use_error(f"Error: the tool raised {exception_name(exc)}; the run was stopped")
+    return error_outcome(call.tool_use.id, text)
+
+
+SIBLING_ERROR_PENDING = CallOutcome(
+    ToolResult("", "", is_error=True), cancel_reason="sibling_error"
+)
+"""What a call stopped by a sibling's error holds until its release (never released as is)."""
 
 
 class Cancellation:
@@ -200,6 +226,14 @@ class Cancellation:
     def reason_for(self, call: Call) -> CancelReason:
         """Why ``call`` is being stopped: its own reason, else the run's, else an interrupt."""
         return call.cancel_reason or self.cause or "user_interrupted"
+
+    def answer_now(self, call: Call, reason: CancelReason, *, started: bool) -> CallOutcome:
+        """The answer a stopped call holds from now on: :meth:`synthetic`'s, except that a
+        sibling-error answer is a placeholder until the call's release, where the core
+        asks :meth:`synthetic` for its text (only then is the naming failure settled)."""
+        if reason == "sibling_error":
+            return SIBLING_ERROR_PENDING
+        return self.synthetic(call, reason, started=started)
 
     def synthetic(
         self, call: Call, reason: CancelReason, *, started: bool, expiry: Expiry | None = None

@@ -8,70 +8,51 @@ and releases them through the ordered gate.  Its parts live next door:
 - ``_call``: the call record and its states;
 - ``_gate``: which completed calls may leave now (:class:`OrderedGate`);
 - ``_cancel``: the turn and sibling scopes, why calls are stopped, the
-  synthetic answers and the grace watchdog.
+  synthetic answers and the grace watchdog;
+- ``_run``: the core built from a front end's options, and ``open_run()``,
+  the frame both front ends run inside (the nursery outside the run's
+  scopes, the promise that every call is answered, what propagates).
 
-:meth:`RunCore.open_run` is the frame both front ends run inside: the nursery
-outside the run's scopes, the unwrapping of a lone exception, the promise
-that every call is answered, and the detach from the turn.  Apart from
-:meth:`~RunCore.run_call` and :meth:`~RunCore.open_run` nothing here awaits:
-the front ends call into the core at every state change.
+Apart from :meth:`~RunCore.run_call` nothing here awaits: the front ends
+call into the core at every state change.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
-import pathlib
-import sys
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 import trio
 
 from ._call import Call, CallOutcome, error_outcome, id_problem, unknown_tool_outcome
 from ._cancel import (
     DEFAULT_GRACE_PERIOD,
-    NEVER_STARTED_BATCH,
-    NEVER_STARTED_STREAMING,
     Cancellation,
     GraceWatchdog,
     cancel_at_end_of_instant,
+    delivered_by_a_scope,
+    raised_outcome,
 )
-from ._concurrency import resolve_max_concurrency
 from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._gate import OrderedGate, ResultOrder
-from ._groups import exception_name, is_cancellation, single_exception, split_cancelled
-from ._guard import background_hooks
+from ._groups import split_cancelled
 from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
-from ._registry import ToolRegistry
-from ._solo import SoloGate
-from ._texts import tool_use_error
-from ._timeouts import TimeoutWatch
-from ._turn import Turn
+from ._start_rule import Executing
 
 if TYPE_CHECKING:
-    from collections.abc import (
-        AsyncIterator,
-        Awaitable,
-        Callable,
-        Iterable,
-        Iterator,
-        Mapping,
-    )
-    from pathlib import Path
+    from collections.abc import Awaitable, Callable, Iterator
 
     from ._call import Expiry
-    from ._events import Observer
-    from ._guard import GuardRails
-    from ._timeouts import ToolTimeouts
-    from ._tool import ContextModifier, ContextState, Tool
+    from ._registry import ToolRegistry
+    from ._tool import ContextModifier, ContextState
+    from ._turn import Turn
 
-__all__ = ["DEFAULT_GRACE_PERIOD", "Call", "ResultOrder", "RunCore", "new_run_core"]
+__all__ = ["DEFAULT_GRACE_PERIOD", "Call", "ResultOrder", "RunCore"]
 
 logger = logging.getLogger("trioexec")
 
@@ -115,11 +96,8 @@ class RunCore:
         self.in_progress: set[str] = set()
         self.stop_reason: str | None = None
         self._send = send
-        self._executing: set[Call] = set()
+        self._executing = Executing(max_concurrency)
         self._ids: set[str] = set()
-        self._executing_unsafe = 0
-        self._executing_blocking = 0  # executing calls whose tool does not stop on interrupt
-        self._unsafe_running: int | None = None  # index of the executing unsafe call
         self._next_start = 0
         self._interruptible = False
         self.faults: list[BaseException] = []
@@ -155,108 +133,6 @@ class RunCore:
         return trio.CancelScope()
 
     # ------------------------------------------------------------------ the run
-
-    @asynccontextmanager
-    async def open_run(self) -> AsyncIterator[trio.Nursery]:
-        """The frame of one run, for both front ends.
-
-        Yields a nursery outside the run's turn and sibling scopes: the grace
-        watchdog runs there if a call ever has to be watched, ``async: true``
-        hooks run there (given ``GuardRails.async_hook_grace`` once the body
-        is done, then cancelled), and the streaming executor hosts its calls'
-        task there.  The caller enters
-        the two scopes itself (in the task that owns the calls' nursery).
-
-        On the way out, whatever ended the run, every call gets its answer
-        (calls that never started are answered as such), deferred context
-        modifiers are applied and the run detaches from its turn.  Then one
-        rule decides what propagates (:meth:`_what_propagates`): the
-        BaseExceptions user code raised (one unwrapped, several in a group),
-        with the body's own exception, exactly as raised, if it raised one;
-        else cancellation from an enclosing scope as one plain ``Cancelled``.
-
-        On cancellation from outside, the calls are cancelled with the rest of
-        the nursery, answered, and ``Cancelled`` propagates.
-        """
-        body_error: BaseException | None = None
-        exit_error: BaseException | None = None
-        try:
-            async with trio.open_nursery() as nursery:
-                self._run_scope = nursery.cancel_scope
-                self.watchdog.nursery = nursery
-                if self.env.timeout_watch is not None:
-                    self.env.timeout_watch.nursery = nursery
-                if self.env.background is not None:
-                    self.env.background.nursery = nursery  # async hooks: bounded by the run
-                try:
-                    yield nursery
-                    if self.env.background is not None:
-                        self.env.background.wind_down()
-                except BaseException as exc:
-                    body_error = exc
-                    self._note_outer_cancellation(exc)
-                    if is_cancellation(exc):
-                        raise
-                    # The body's own exception stops the run like any other
-                    # stop, at the end of this instant; it propagates below.
-                    self._stop_run()
-        except BaseException as exc:  # decided below, once every call is answered
-            exit_error = exc
-        finally:
-            self.watchdog.nursery = None
-            if self.env.timeout_watch is not None:
-                self.env.timeout_watch.nursery = None
-            if self.env.background is not None:
-                self.env.background.nursery = None
-            try:
-                if not self.discarded:  # a discarded attempt answers nothing for real
-                    self.answer_unstarted(self.blocked_reason() or "user_interrupted")
-                self.apply_pending_modifiers()
-            finally:
-                self.turn._detach(self)  # the run/turn handshake
-        propagate = self._what_propagates(exit_error, body_error)
-        if propagate is not None:
-            raise propagate from None
-        # Cancelled from outside while no task looked (every call shielded or
-        # done): the run still ends the way a cancelled trio call does.
-        await trio.lowlevel.checkpoint_if_cancelled()
-
-    def _what_propagates(
-        self, exit_error: BaseException | None, body_error: BaseException | None
-    ) -> BaseException | None:
-        """The one place that decides what leaves a run (docs/cancellation.md has the table).
-
-        - the body's own exception (not a cancellation), exactly as raised;
-        - every BaseException user code raised (:attr:`faults`): a lone one
-          unwrapped, several (or one beside the body's) in a ``BaseExceptionGroup``;
-        - else an enclosing scope's cancellation as a plain ``Cancelled``;
-        - else whatever else ended the run, a lone exception unwrapped.
-        """
-        raised = list(self.faults)
-        if (
-            body_error is not None
-            and not is_cancellation(body_error)
-            and not any(body_error is fault for fault in raised)
-        ):
-            if not raised:
-                return body_error  # the body's own exception, exactly as raised
-            raised.insert(0, body_error)
-        if len(raised) == 1:
-            return raised[0]
-        if raised:
-            return BaseExceptionGroup("several tool calls raised", raised)
-        if exit_error is None:
-            return None
-        if is_cancellation(exit_error):
-            return first_cancelled(exit_error)
-        if isinstance(exit_error, BaseExceptionGroup):
-            only = single_exception(exit_error)
-            if only is not None and not isinstance(only, trio.Cancelled):
-                return only
-            rest = exit_error.split(trio.Cancelled)[1]
-            if rest is not None:
-                return single_exception(rest) or rest
-        return exit_error
 
     def record_fault(self, exc: BaseException, call: Call | None = None) -> None:
         """User code raised a ``BaseException``: stop the run; it propagates at the end.
@@ -308,7 +184,7 @@ class RunCore:
             except BaseException as exc:
                 self._emit(call, "queued")
                 self.record_fault(exc, call)  # first: answering it must not start another
-                self.complete(call, _raised_outcome(call, exc), cascade=False)
+                self.complete(call, raised_outcome(call, exc), cascade=False)
                 raise
         if self._observed:
             self._emit(call, "queued")
@@ -325,12 +201,13 @@ class RunCore:
         return cancellation.blocked_reason(turn_interrupted=turn.interrupted and not spared)
 
     def can_start(self, call: Call) -> bool:
-        """SPEC §3 start rule plus the concurrency limit."""
-        if len(self._executing) >= self.max_concurrency:
-            return False
-        if not self._executing:
-            return True
-        return call.safe and self._executing_unsafe == 0
+        """SPEC §3 start rule plus the concurrency limit (:class:`Executing`)."""
+        return self._executing.may_start(call)
+
+    @property
+    def has_queued(self) -> bool:
+        """Whether a call may still be waiting to start (no later call has started)."""
+        return self._next_start < len(self.calls)
 
     def next_startable(self) -> Iterator[Call]:
         """Queued calls that may start now, in arrival order (streaming)."""
@@ -360,13 +237,8 @@ class RunCore:
         call.started = True
         if call.interrupt_behavior == "cancel":
             call.scope = self.new_call_scope()
-        else:
-            self._executing_blocking += 1
         call.context_at_start = self.context
         self._executing.add(call)
-        if not call.admission.safe:
-            self._executing_unsafe += 1
-            self._unsafe_running = call.index
         self.in_progress.add(call.tool_use.id)
         if self._observed:
             self._emit(call, "started")
@@ -382,12 +254,12 @@ class RunCore:
                 with call.scope:
                     outcome = await self._lifecycle(call)
         except BaseException as exc:
-            if _delivered_by_a_scope(exc):
+            if delivered_by_a_scope(exc):
                 self._note_outer_cancellation(exc)
                 self._finish_stopped(call)
                 raise
             cancelled, failures = split_cancelled(exc)
-            if cancelled is not None and failures is not None and _delivered_by_a_scope(cancelled):
+            if cancelled is not None and failures is not None and delivered_by_a_scope(cancelled):
                 # The tool's own nursery failed while being cancelled: the
                 # cancellation wins; the failures are only logged.
                 logger.warning(
@@ -405,7 +277,7 @@ class RunCore:
             # tool had returned (a hook raised afterwards) keeps its result.
             self.record_fault(exc, call)  # first: answering it must not start another
             if call.state == "executing":
-                self.complete(call, call.returned or _raised_outcome(call, exc), cascade=False)
+                self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
             return
         if outcome is None:
             self._finish_stopped(call)
@@ -432,7 +304,7 @@ class RunCore:
             self.complete(call, call.returned)
             return
         reason = self.cancellation.reason_for(call)
-        self.complete(call, self.cancellation.synthetic(call, reason, started=True))
+        self.complete(call, self.cancellation.answer_now(call, reason, started=True))
 
     def _timed_out(self, call: Call, expiry: Expiry) -> CallOutcome:
         """The answer of a call whose own time limit stopped its call step."""
@@ -462,12 +334,7 @@ class RunCore:
         if call.outcome is not None:
             return  # answered already, on its behalf, after it ignored cancellation
         if call.state == "executing":
-            self._executing.discard(call)
-            if not call.admission.safe:
-                self._executing_unsafe -= 1
-                self._unsafe_running = None
-            if call.scope is None:  # a "block" call (only "cancel" calls have a scope)
-                self._executing_blocking -= 1
+            self._executing.remove(call)
             if call.cancel_requested_at is not None:
                 self.watchdog.answered(call)
         call.state = "completed"
@@ -513,7 +380,7 @@ class RunCore:
             call.outcome = unknown_tool_outcome(call.tool_use)
             self._emit(call, "completed", data=call.outcome.result)
             return
-        call.outcome = self.cancellation.synthetic(call, reason, started=False)
+        call.outcome = self.cancellation.answer_now(call, reason, started=False)
         self._emit(
             call,
             "cancelled",
@@ -527,7 +394,7 @@ class RunCore:
     def _release_ready(self) -> None:
         if self.discarded:
             return
-        released = self.gate.releasable(self.calls, unsafe_running=self._unsafe_running)
+        released = self.gate.releasable(self.calls, unsafe_running=self._executing.unsafe_running)
         for call in released:
             if call.state == "queued" and not self._settle_unstartable(call):
                 break
@@ -682,7 +549,7 @@ class RunCore:
             self.complete(call, call.returned)
             return
         reason = self.cancellation.reason_for(call)
-        self.complete(call, self.cancellation.synthetic(call, reason, started=True))
+        self.complete(call, self.cancellation.answer_now(call, reason, started=True))
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -697,7 +564,7 @@ class RunCore:
     @property
     def interruptible(self) -> bool:
         """Whether everything executing is interruptible (a UI may offer "Esc to cancel")."""
-        return bool(self._executing) and self._executing_blocking == 0
+        return self._executing.interruptible
 
     def _emit(
         self,
@@ -713,60 +580,6 @@ class RunCore:
             self.observers.call_event(event)
 
 
-def new_run_core(
-    tools: ToolRegistry | Iterable[Tool[Any]],
-    *,
-    mode: Literal["batch", "stream"],
-    policy: Policy,
-    send: trio.MemorySendChannel[Update] | None,
-    turn: Turn | None,
-    context: Mapping[str, object] | None,
-    max_concurrency: int | None,
-    guard: GuardRails | None,
-    cwd: Path | None,
-    session_dir: Path | None,
-    observers: Iterable[Observer],
-    grace_period: float | None,
-    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
-    core_type: type[RunCore] | None = None,
-) -> RunCore:
-    """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
-
-    ``mode`` decides what differs between the paths: the batch path defers a
-    safe batch's context modifiers to the end of the batch and answers calls
-    that never start with the "doesn't want to take this action" text.  The
-    streaming path ignores ``max_concurrency`` when the policy does not cap it.
-    ``core_type`` builds a RunCore subclass instead (the asyncio twin's).
-
-    Raises:
-        ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
-    """
-    env = CallEnv(
-        observers=ObserverSet(observers),
-        cwd=cwd or pathlib.Path.cwd(),
-        session_dir=session_dir,
-        guard=guard,
-        timeout_watch=TimeoutWatch(),
-        tool_timeouts=dict(tool_timeouts or {}),
-        background=background_hooks(guard),
-        solo=SoloGate() if guard is not None else None,  # only guard rails replace inputs
-    )
-    batch = mode == "batch"
-    limit = resolve_max_concurrency(max_concurrency)
-    return (core_type or RunCore)(
-        ToolRegistry.coerce(tools),
-        env=env,
-        turn=turn or Turn(),
-        context=dict(context or {}),
-        max_concurrency=limit if batch or policy.cap_streaming else sys.maxsize,
-        send=send,
-        never_started_text=NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
-        defer_modifiers=batch,
-        grace_period=grace_period,
-        policy=policy,
-    )
-
-
 def _event_data(outcome: CallOutcome) -> ToolResult | None:
     """A sibling-error text is settled only at release; the other answers are final now."""
     return None if outcome.cancel_reason == "sibling_error" else outcome.result
@@ -774,26 +587,3 @@ def _event_data(outcome: CallOutcome) -> ToolResult | None:
 
 def _nothing() -> None:
     return None
-
-
-def _delivered_by_a_scope(exc: BaseException) -> bool:
-    """Whether ``exc`` is a cancellation some enclosing scope delivered.
-
-    A ``Cancelled`` (or a group of nothing else) while no scope around the
-    call is cancelled was raised by the tool itself, from a scope of its own:
-    it is the tool's own ``BaseException``, never absorbed as a cancellation.
-    """
-    return is_cancellation(exc) and trio.current_effective_deadline() == -math.inf
-
-
-def first_cancelled(exc: BaseException) -> BaseException:
-    """The first ``Cancelled`` of a group of cancellations (``exc`` itself if plain)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _raised_outcome(call: Call, exc: BaseException) -> CallOutcome:
-    """The answer to a call whose tool code raised a ``BaseException`` that stops the run."""
-    text = tool_use_error(f"Error: the tool raised {exception_name(exc)}; the run was stopped")
-    return error_outcome(call.tool_use.id, text)

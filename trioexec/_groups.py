@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "collapse_cancelled",
     "exception_name",
+    "first_cancelled",
     "is_cancellation",
     "is_only",
     "leaves",
@@ -141,3 +142,10 @@ def exception_name(exc: BaseException) -> str:
         members = rest.exceptions if rest is not None else exc.exceptions
         return ", ".join(sorted({type(leaf).__name__ for leaf in members}))
     return type(exc).__name__
+
+
+def first_cancelled(exc: BaseException) -> BaseException:
+    """The first ``Cancelled`` of a group of cancellations (``exc`` itself if plain)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

@@ -18,7 +18,7 @@ import trio
 
 from ._call import NOT_ADMITTED, Admission, CallOutcome, error_outcome, unknown_tool_outcome
 from ._events import CallEvent, ObserverSet
-from ._file_access import denial_before_validation, protected_write
+from ._file_access import denial_before_validation, path_access_of, protected_write
 from ._format_error import format_tool_error
 from ._groups import split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 __all__ = ["CallEnv", "run_tool_use"]
 
 logger = logging.getLogger("trioexec")
+
+_BASE_VALIDATE_INPUT = Tool.validate_input
+_BASE_CHECK_PERMISSIONS = Tool.check_permissions
 
 
 @attrs.frozen(eq=False)
@@ -127,27 +130,32 @@ async def run_tool_use(
         session_dir=env.session_dir,
         permissions=guard.permissions if guard is not None else None,
     )
-    denial = denial_before_validation(tool, parsed, ctx)
-    if denial is not None:  # before validation, which could reveal the denied file
-        return error_outcome(tool_id, denial)
-    try:
-        semantic_error = await tool.validate_input(parsed, ctx)
-    except Exception as exc:
-        semantic_error = format_tool_error(exc)
-    if semantic_error is not None:
-        return error_outcome(tool_id, tool_use_error(semantic_error))
+    if guard is not None:  # no guard: no permission rules, so no deny rule to match
+        denial = denial_before_validation(tool, parsed, ctx)
+        if denial is not None:  # before validation, which could reveal the denied file
+            return error_outcome(tool_id, denial)
+    tool_class = type(tool)
+    if tool_class.validate_input is not _BASE_VALIDATE_INPUT:  # the base accepts everything
+        try:
+            semantic_error = await tool.validate_input(parsed, ctx)
+        except Exception as exc:
+            semantic_error = format_tool_error(exc)
+        if semantic_error is not None:
+            return error_outcome(tool_id, tool_use_error(semantic_error))
 
     raw_input = tool_use.input
     alone = False
     attachments: tuple[Attachment, ...] = ()
     stop_reason: str | None = None
     if guard is None:
-        try:
-            denial = await _tool_permission_only(tool, parsed, ctx)
-        except Exception as exc:
-            denial = format_tool_error(exc)
-        if denial is not None:
-            return error_outcome(tool_id, denial)
+        # The base check allows, and only a path-declaring tool can hit a protected path.
+        if tool_class.check_permissions is not _BASE_CHECK_PERMISSIONS or path_access_of(tool):
+            try:
+                denial = await _tool_permission_only(tool, parsed, ctx)
+            except Exception as exc:
+                denial = format_tool_error(exc)
+            if denial is not None:
+                return error_outcome(tool_id, denial)
     else:
         try:
             verdict = await authorize_call(
@@ -184,7 +192,11 @@ async def run_tool_use(
     observers = env.observers
     if observers:
         observers.call_event(CallEvent(trio.current_time(), tool_id, "call_began"))
-    limits = resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
+    limits = (
+        resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
+        if env.tool_timeouts or tool.timeout is not None or tool.idle_timeout is not None
+        else None
+    )
     expiry: Expiry | None = None
     try:
         try:
@@ -245,7 +257,8 @@ async def run_tool_use(
     except Exception as exc:
         result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
     else:
-        result = await _finalize(tool, result, env.session_dir)
+        if env.session_dir is not None or is_content_empty(result.content):
+            result = await _finalize(tool, result, env.session_dir)  # else nothing to do
     outcome = CallOutcome(result, attachments, modifier, stop_reason)
     on_returned(outcome)
     if guard is not None and guard.hooks.entries:

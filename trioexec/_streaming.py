@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ._call import unknown_tool_outcome
-from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore, new_run_core
+from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore
 from ._misuse import check_tool_use, require_trio
 from ._models import ToolUse, Update
 from ._policy import Policy, resolve_policy
+from ._run import new_run_core, open_run
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
@@ -72,7 +73,8 @@ class StreamingExecutor:
             RuntimeError: called after :meth:`remaining` or after the executor closed.
         """
         core = self._core
-        check_tool_use(tool_use, where=f"add_tool: call #{len(core.calls)} (0-based)")
+        if type(tool_use) is not ToolUse:  # the message is written only when needed
+            check_tool_use(tool_use, where=f"add_tool: call #{len(core.calls)} (0-based)")
         if self._closed:
             raise RuntimeError("add_tool() on a closed executor: its async with block has exited")
         if self._input_closed and not core.discarded:
@@ -150,7 +152,7 @@ class StreamingExecutor:
 
     def _on_settled(self) -> None:
         core = self._core
-        if self._nursery is not None:
+        if self._nursery is not None and core.has_queued:
             for call in core.next_startable():
                 self._nursery.start_soon(core.run_call, call)
         if not self._input_closed or core.executing_count:
@@ -254,7 +256,7 @@ async def open_streaming_executor(
     )
     executor = StreamingExecutor(core, receive)
     try:
-        async with core.open_run() as nursery:
+        async with open_run(core) as nursery:
             await nursery.start(executor._host)
             yield executor
             executor._close_input()

@@ -34,7 +34,9 @@ from trioexec._cancel import (
     Cancellation,
     cancel_at_end_of_instant,
 )
-from trioexec._core import RunCore, _raised_outcome, new_run_core
+from trioexec._cancel import raised_outcome as _raised_outcome
+from trioexec._core import RunCore
+from trioexec._run import new_run_core
 from trioexec._timeouts import ToolTimeouts
 from trioexec._turn import Turn as _TrioTurn
 
@@ -327,7 +329,7 @@ class TwinRunCore(RunCore):
     def _propagates(
         self, exit_error: BaseException | None, body_error: BaseException | None
     ) -> BaseException | None:
-        """trioexec's rule (``RunCore._what_propagates``) with asyncio's exception types."""
+        """trioexec's rule (``trioexec._run.what_propagates``) with asyncio's exception types."""
         raised = list(self.faults)
         if (
             body_error is not None

@@ -1,0 +1,227 @@
+"""One run's lifetime: its core built from a front end's options, its frame, what leaves it.
+
+Both front ends (``run_tools`` and the streaming executor) do the same three
+things around their own scheduling:
+
+- :func:`new_run_core` turns the keyword options into a :class:`RunCore`
+  (defaults resolved once, here);
+- :func:`open_run` is the frame they run inside: the nursery outside the
+  run's turn and sibling scopes (the grace watchdog and the time-limit watch
+  run there when needed, and so do ``async: true`` hooks; the streaming
+  executor hosts its calls' task there), the promise that every call is
+  answered whatever ended the run, and the detach from the turn;
+- :func:`what_propagates` is the one rule for what leaves a run at its end.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal
+
+import trio
+
+from ._cancel import NEVER_STARTED_BATCH, NEVER_STARTED_STREAMING
+from ._concurrency import resolve_max_concurrency
+from ._core import RunCore
+from ._events import ObserverSet
+from ._groups import first_cancelled, is_cancellation, single_exception
+from ._guard import background_hooks
+from ._lifecycle import CallEnv
+from ._registry import ToolRegistry
+from ._solo import SoloGate
+from ._timeouts import TimeoutWatch
+from ._turn import Turn
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+    from pathlib import Path
+
+    from ._events import Observer
+    from ._guard import GuardRails
+    from ._models import Update
+    from ._policy import Policy
+    from ._timeouts import ToolTimeouts
+    from ._tool import Tool
+
+__all__ = ["new_run_core", "open_run", "what_propagates"]
+
+
+def new_run_core(
+    tools: ToolRegistry | Iterable[Tool[Any]],
+    *,
+    mode: Literal["batch", "stream"],
+    policy: Policy,
+    send: trio.MemorySendChannel[Update] | None,
+    turn: Turn | None,
+    context: Mapping[str, object] | None,
+    max_concurrency: int | None,
+    guard: GuardRails | None,
+    cwd: Path | None,
+    session_dir: Path | None,
+    observers: Iterable[Observer],
+    grace_period: float | None,
+    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
+    core_type: type[RunCore] | None = None,
+) -> RunCore:
+    """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
+
+    ``mode`` decides what differs between the paths: the batch path defers a
+    safe batch's context modifiers to the end of the batch and answers calls
+    that never start with the "doesn't want to take this action" text.  The
+    streaming path ignores ``max_concurrency`` when the policy does not cap it.
+    ``core_type`` builds a RunCore subclass instead (the asyncio twin's).
+
+    Raises:
+        ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
+    """
+    env = CallEnv(
+        observers=ObserverSet(observers),
+        cwd=cwd or _current_directory(),
+        session_dir=session_dir,
+        guard=guard,
+        timeout_watch=TimeoutWatch(),
+        tool_timeouts=dict(tool_timeouts or {}),
+        background=background_hooks(guard),
+        solo=SoloGate() if guard is not None else None,  # only guard rails replace inputs
+    )
+    batch = mode == "batch"
+    limit = resolve_max_concurrency(max_concurrency)
+    return (core_type or RunCore)(
+        ToolRegistry.coerce(tools),
+        env=env,
+        turn=turn or Turn(),
+        context=dict(context or {}),
+        max_concurrency=limit if batch or policy.cap_streaming else sys.maxsize,
+        send=send,
+        never_started_text=NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
+        defer_modifiers=batch,
+        grace_period=grace_period,
+        policy=policy,
+    )
+
+
+_last_cwd: tuple[str, pathlib.Path] = ("", pathlib.Path())
+
+
+def _current_directory() -> pathlib.Path:
+    """``Path.cwd()``, the same Path object while the directory stays the same.
+
+    Read at every run (the process may change directory between runs); only
+    building the Path, which costs more than reading the directory, is saved.
+    """
+    global _last_cwd  # a one-entry cache (the directory is the process's, so is the cache)
+    text, path = _last_cwd
+    if text != os.getcwd():
+        text = os.getcwd()
+        path = pathlib.Path(text)
+        _last_cwd = (text, path)
+    return path
+
+
+@asynccontextmanager
+async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
+    """The frame of one run, for both front ends.
+
+    Yields a nursery outside the run's turn and sibling scopes: the grace
+    watchdog runs there if a call ever has to be watched, ``async: true``
+    hooks run there (given ``GuardRails.async_hook_grace`` once the body
+    is done, then cancelled), and the streaming executor hosts its calls'
+    task there.  The caller enters
+    the two scopes itself (in the task that owns the calls' nursery).
+
+    On the way out, whatever ended the run, every call gets its answer
+    (calls that never started are answered as such), deferred context
+    modifiers are applied and the run detaches from its turn.  Then one
+    rule decides what propagates (:func:`what_propagates`): the
+    BaseExceptions user code raised (one unwrapped, several in a group),
+    with the body's own exception, exactly as raised, if it raised one;
+    else cancellation from an enclosing scope as one plain ``Cancelled``.
+
+    On cancellation from outside, the calls are cancelled with the rest of
+    the nursery, answered, and ``Cancelled`` propagates.
+    """
+    body_error: BaseException | None = None
+    exit_error: BaseException | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            core._run_scope = nursery.cancel_scope
+            core.watchdog.nursery = nursery
+            if core.env.timeout_watch is not None:
+                core.env.timeout_watch.nursery = nursery
+            if core.env.background is not None:
+                core.env.background.nursery = nursery  # async hooks: bounded by the run
+            try:
+                yield nursery
+                if core.env.background is not None:
+                    core.env.background.wind_down()
+            except BaseException as exc:
+                body_error = exc
+                core._note_outer_cancellation(exc)
+                if is_cancellation(exc):
+                    raise
+                # The body's own exception stops the run like any other
+                # stop, at the end of this instant; it propagates below.
+                core._stop_run()
+    except BaseException as exc:  # decided below, once every call is answered
+        exit_error = exc
+    finally:
+        core.watchdog.nursery = None
+        if core.env.timeout_watch is not None:
+            core.env.timeout_watch.nursery = None
+        if core.env.background is not None:
+            core.env.background.nursery = None
+        try:
+            if not core.discarded:  # a discarded attempt answers nothing for real
+                core.answer_unstarted(core.blocked_reason() or "user_interrupted")
+            core.apply_pending_modifiers()
+        finally:
+            core.turn._detach(core)  # the run/turn handshake
+    propagate = what_propagates(core.faults, exit_error, body_error)
+    if propagate is not None:
+        raise propagate from None
+    # Cancelled from outside while no task looked (every call shielded or
+    # done): the run still ends the way a cancelled trio call does.
+    await trio.lowlevel.checkpoint_if_cancelled()
+
+
+def what_propagates(
+    faults: Sequence[BaseException],
+    exit_error: BaseException | None,
+    body_error: BaseException | None,
+) -> BaseException | None:
+    """The one place that decides what leaves a run (docs/cancellation.md has the table).
+
+    - the body's own exception (not a cancellation), exactly as raised;
+    - every BaseException user code raised (``faults``, in order): a lone one
+      unwrapped, several (or one beside the body's) in a ``BaseExceptionGroup``;
+    - else an enclosing scope's cancellation as a plain ``Cancelled``;
+    - else whatever else ended the run, a lone exception unwrapped.
+    """
+    raised = list(faults)
+    if (
+        body_error is not None
+        and not is_cancellation(body_error)
+        and not any(body_error is fault for fault in raised)
+    ):
+        if not raised:
+            return body_error  # the body's own exception, exactly as raised
+        raised.insert(0, body_error)
+    if len(raised) == 1:
+        return raised[0]
+    if raised:
+        return BaseExceptionGroup("several tool calls raised", raised)
+    if exit_error is None:
+        return None
+    if is_cancellation(exit_error):
+        return first_cancelled(exit_error)
+    if isinstance(exit_error, BaseExceptionGroup):
+        only = single_exception(exit_error)
+        if only is not None and not isinstance(only, trio.Cancelled):
+            return only
+        rest = exit_error.split(trio.Cancelled)[1]
+        if rest is not None:
+            return single_exception(rest) or rest
+    return exit_error
