@@ -90,10 +90,33 @@ def _machine(results: Results) -> list[str]:
         f"* python {m['python']}, trio {m['trio']}, trioexec {m['trioexec']}; {m['peers']}",
         f"* load average (1 min) {m['load_before']} before the run, {m['load_after']} after:"
         f" {m['load_note']}",
+        f"* every time is {m['clock']}",
         "",
         "Every figure is a median of repeated runs; the runtimes were measured alternately in"
         " one process so that drift and load hit them alike. Read the **ratios**: the absolute"
         " figures move with the machine and its load, the ratios far less.",
+    ]
+
+
+def _runtimes(results: Results) -> list[str]:
+    twin = (
+        "* **twin**: the asyncio twin in `benchmarks/asyncio_twin/`: the same orchestrator"
+        " (batch path, streaming executor, gate, cancellation reasons, grace period, time"
+        " limits) on `asyncio.TaskGroup`, `asyncio.timeout` and queues, with cancel scopes"
+        " rebuilt for asyncio; it reuses trioexec's pure parts."
+        if results.twin
+        else "* **twin**: the asyncio twin (`benchmarks/asyncio_twin/`) was not importable in"
+        " this run; its columns are absent."
+    )
+    peers = ", ".join(results.peers) or "none installed (`pip install -e '.[bench]'`)"
+    return [
+        "## What runs",
+        "",
+        "* **trioexec**: `run_tools` (the batch path) and `open_streaming_executor`.",
+        twin,
+        "* **raw trio** and **raw asyncio**: each workload's bare shape on the loop itself,"
+        " with no orchestrator: the floor under any runtime on that loop.",
+        f"* **peers** (asyncio agent frameworks, tool phase only): {peers}.",
     ]
 
 
@@ -444,6 +467,7 @@ def render(results: Results, *, lines_rule: str) -> str:
     parts = [
         ["# trio against asyncio: trioexec, its asyncio twin, the floors and the peers", ""],
         _machine(results),
+        _runtimes(results),
         _floors(results),
         _tool_phase(results),
         _latencies(results),

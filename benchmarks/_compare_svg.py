@@ -52,6 +52,7 @@ def log_log_plot(
     y_label: str,
     dashed_prefixes: tuple[str, ...] = (),
     note: str = "",
+    colours: dict[str, str] | None = None,
 ) -> str:
     """An SVG document plotting every series on log-log axes.
 
@@ -61,6 +62,7 @@ def log_log_plot(
         title / x_label / y_label: the texts drawn on the plot.
         dashed_prefixes: series whose name starts with one of these are dashed.
         note: a line of text under the legend (what the dashes mean, say).
+        colours: series name -> stroke colour; the others take the palette in turn.
 
     Returns:
         The SVG text (UTF-8, with an XML declaration).
@@ -126,8 +128,10 @@ def log_log_plot(
         f'<text x="18" y="{TOP + plot_h / 2:.1f}" text-anchor="middle" '
         f'transform="rotate(-90 18 {TOP + plot_h / 2:.1f})">{escape(y_label)}</text>'
     )
+    chosen = colours or {}
+    free = iter(c for c in PALETTE * 2 if c not in chosen.values())
     for index, (name, points) in enumerate(kept.items()):
-        colour = PALETTE[index % len(PALETTE)]
+        colour = chosen.get(name) or next(free, "#000000")
         dash = ' stroke-dasharray="6 4"' if name.startswith(dashed_prefixes) else ""
         coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in points)
         out.append(f'<g class="series" data-name="{escape(name, {chr(34): "&quot;"})}">')

@@ -16,8 +16,9 @@ Then the real ``BashTool`` (its own check resolves paths) over ten typical,
 distinct commands, with every cache of the shell analysis cleared before each
 call (``fresh``: a first sight of the command) or kept (``cached``), median of
 all calls, with the seven rules other than ``Read`` and with all eight (a
-``Read`` deny rule makes Bash walk the directories a command names, in a
-worker thread); and the read-only classifier alone per command, uncached.
+``Read`` deny rule makes Bash look at every path a command names and walk the
+directories among them: in place up to 64 paths, else in a worker thread);
+and the read-only classifier alone per command, uncached.
 The targets: a Bash permission decision within 50 µs, the classifier within
 15 µs.
 """

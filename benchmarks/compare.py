@@ -18,7 +18,9 @@ The runtimes, each on the same workloads:
 The workloads: tool-phase cost per call at N = 1 ... 10,000; add -> start and
 progress latency; time to answer every sibling after a cascading error
 (N = 100, 1,000); memory per in-flight call (tracemalloc); lines of
-cancellation and teardown code.  Writes ``trio-vs-asyncio.md`` and
+cancellation and teardown code.  Times are the process's CPU time by default
+(``--clock cpu``: a loaded machine does not inflate them; ``--clock wall`` for
+wall time).  Writes ``trio-vs-asyncio.md`` and
 ``trio-vs-asyncio.svg`` (cost per call against N, log-log) into ``--out``,
 and with ``--json FILE`` the raw figures.
 """
@@ -36,6 +38,7 @@ import platform
 import statistics
 import sys
 import time
+import types
 from collections.abc import Awaitable, Callable, Iterable
 from importlib import metadata
 from pathlib import Path
@@ -51,6 +54,7 @@ import _compare_lines  # noqa: E402
 import _compare_trio  # noqa: E402
 import _compare_twin  # noqa: E402
 import attrs  # noqa: E402
+import bench_tool_phase  # noqa: E402
 import peers  # noqa: E402
 import trio  # noqa: E402
 from _compare_doc import Latency, Results, render  # noqa: E402
@@ -63,6 +67,30 @@ SIZES = (1, 10, 100, 1_000, 10_000)
 QUICK_SIZES = (1, 10, 100)
 CASCADE_RUNS = {100: 40, 1_000: 10}
 QUICK_CASCADE_RUNS = {100: 3, 1_000: 1}
+
+
+CLOCKS = {
+    "cpu": (
+        time.process_time,
+        "the process's CPU time (`time.process_time`), which other processes' load does not"
+        " inflate; no workload here waits on I/O or a timer, so on a quiet machine it is the"
+        " wall time",
+    ),
+    "wall": (time.perf_counter, "wall time (`time.perf_counter`)"),
+}
+
+
+def use_clock(name: str) -> str:
+    """Time every workload with clock ``name`` ("cpu" or "wall"); returns its description.
+
+    The measuring modules read ``time.perf_counter()``; for "cpu" each of them gets a
+    ``time`` whose ``perf_counter`` is ``time.process_time``.
+    """
+    clock, description = CLOCKS[name]
+    shim = types.SimpleNamespace(perf_counter=clock)
+    for module in (_compare_trio, _compare_asyncio, _compare_twin, bench_tool_phase, peers):
+        module.time = shim  # type: ignore[attr-defined]
+    return description
 
 
 @attrs.frozen
@@ -200,7 +228,7 @@ LINES_RULE = (
 )
 
 
-def machine(load_before: float, load_after: float) -> dict[str, str]:
+def machine(load_before: float, load_after: float, clock: str) -> dict[str, str]:
     """What the report says about where it ran."""
     cpu = platform.processor() or platform.machine()
     try:
@@ -222,8 +250,9 @@ def machine(load_before: float, load_after: float) -> dict[str, str]:
         note = "a quiet machine"
     else:
         note = (
-            f"the machine was shared (a load of {busiest:.1f} on {cores} cores), so absolute"
-            " figures are inflated and noisier than on a quiet machine; ratios much less so"
+            f"the machine was shared (a load of {busiest:.1f} on {cores} cores): other"
+            " processes competed for the cores and their caches, so the figures are noisier"
+            " than on a quiet machine, and the ratios are what to read"
         )
     return {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -236,6 +265,7 @@ def machine(load_before: float, load_after: float) -> dict[str, str]:
         "load_before": f"{load_before:.2f}",
         "load_after": f"{load_after:.2f}",
         "load_note": note,
+        "clock": clock,
     }
 
 
@@ -255,6 +285,14 @@ def plot(results: Results) -> str:
         y_label="µs per call",
         dashed_prefixes=asyncio_side,
         note="solid: trio; dashed: asyncio",
+        colours={
+            "trioexec run_tools": "#1f77b4",
+            "twin run_tools": "#1f77b4",
+            "trioexec streaming": "#d62728",
+            "twin streaming": "#d62728",
+            "raw trio": "#2ca02c",
+            "raw asyncio": "#2ca02c",
+        },
     )
 
 
@@ -270,6 +308,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--memory-calls", type=int, help="in-flight calls (default 1,000)")
     parser.add_argument("--samples", type=int, help="latency samples per runtime (default 2,000)")
     parser.add_argument("--budget", type=float, help="seconds per tool-phase size (default 1.2)")
+    parser.add_argument(
+        "--clock", choices=sorted(CLOCKS), default="cpu", help="what times are (default cpu)"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "docs", help="where to write")
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     return parser.parse_args(argv)
@@ -288,6 +329,7 @@ def run(args: argparse.Namespace, command: str) -> Results:
     memory_calls = args.memory_calls or (200 if quick else 1_000)
     samples = args.samples or (200 if quick else 2_000)
     budget = args.budget or (0.15 if quick else 1.2)
+    clock = use_clock(args.clock)
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     say = lambda what: print(what, file=sys.stderr)  # noqa: E731
@@ -343,7 +385,7 @@ def run(args: argparse.Namespace, command: str) -> Results:
         peer_figures = peers.measure(tuple(args.peer_sizes or sizes))
     load_after = os.getloadavg()[0]
     return Results(
-        machine=machine(load_before, load_after),
+        machine=machine(load_before, load_after, clock),
         command=command,
         twin=_compare_twin.AVAILABLE,
         tool_phase=phase,

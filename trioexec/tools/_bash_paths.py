@@ -451,13 +451,15 @@ def _inside_names(command: str) -> tuple[tuple[tuple[Word, str], ...], tuple[Wor
     if lexed is None:
         return None
     commands, inputs = lexed
-    names: list[tuple[Word, str]] = [(Word(t), t) for t in inputs]
+    names: dict[tuple[str, bool], tuple[Word, str]] = {(t, False): (Word(t), t) for t in inputs}
     moves: list[Word] = []
     for words in commands:
-        names.extend((w, c) for w in words[1:] for c in candidates(w.text))
+        for word in words[1:]:
+            for name in candidates(word.text):  # each name is checked once
+                names.setdefault((name, word.expands), (word, name))
         if words[0].text == "cd" and len(words) == 2:
             moves.append(words[1])
-    return tuple(names), tuple(moves)
+    return tuple(names.values()), tuple(moves)
 
 
 def _plainly_inside(base: str, name: str) -> bool | None:
