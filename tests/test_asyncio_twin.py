@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 
 from benchmarks.asyncio_twin import (
@@ -26,8 +27,8 @@ from benchmarks.asyncio_twin import (
     run_tools,
     wait_all_tasks_blocked,
 )
-from trioexec import ToolUse
-from trioexec._scenario._load import load_scenario
+from trioexec import Policy, ToolUse
+from trioexec._scenario._load import load_scenario, parse_scenario
 from trioexec._scenario._runner import run_scenario_sync as trio_run_scenario_sync
 from trioexec._texts import REJECT_MESSAGE
 
@@ -40,11 +41,15 @@ def _run(coro_factory: object) -> object:
         return runner.run(coro_factory())  # type: ignore[operator]
 
 
+@pytest.mark.parametrize("preset", [None, *Policy.preset_names()])
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
-def test_every_example_scenario_gives_the_same_bytes_on_both_runtimes(
-    path: Path, tmp_path: Path
+def test_every_example_scenario_gives_the_same_bytes_on_both_runtimes_under_every_preset(
+    path: Path, preset: str | None, tmp_path: Path
 ) -> None:
+    """``None``: the file's own policy; a name: ``--policy NAME`` (the preset replaces it)."""
     scenario = load_scenario(path)
+    if preset is not None:
+        scenario = attrs.evolve(scenario, policy=Policy.preset(preset))
     trio_output = trio_run_scenario_sync(scenario, session_dir=tmp_path).dumps()
     twin_output = run_scenario_sync(scenario, session_dir=tmp_path).dumps()
     assert twin_output == trio_output
@@ -52,7 +57,7 @@ def test_every_example_scenario_gives_the_same_bytes_on_both_runtimes(
 
 def test_the_command_line_prints_what_trioexec_scenario_run_prints(tmp_path: Path) -> None:
     path = ROOT / "examples" / "scenarios" / "05_sibling_error.json"
-    args = [str(path), "--session-dir", str(tmp_path)]
+    args = [str(path), "--session-dir", str(tmp_path), "--policy", "claude-code-2.1.88"]
     twin = subprocess.run(
         [sys.executable, "-m", "benchmarks.asyncio_twin", *args],
         cwd=ROOT, capture_output=True, check=True,
@@ -203,3 +208,125 @@ def test_the_streaming_executor_starts_calls_as_they_arrive_and_an_interrupt_sto
     assert (a.tool_use_id, a.content, a.is_error) == ("a", REJECT_MESSAGE, True)
     assert (b.tool_use_id, b.content) == ("b", "B")
     assert now == 1.0
+
+
+class _Stubborn(AsyncioScriptedTool):
+    """Ignores its first cancellation and finishes its sleep (a tool that shields itself)."""
+
+    async def wait(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + seconds
+        while loop.time() < end:
+            try:
+                await asyncio.sleep(end - loop.time())
+            except asyncio.CancelledError:
+                asyncio.current_task().uncancel()  # type: ignore[union-attr]
+
+
+def test_a_call_that_ignores_its_cancellation_is_answered_after_the_grace_period() -> None:
+    async def main() -> tuple[list[tuple[float, str]], float]:
+        loop = asyncio.get_running_loop()
+        turn = Turn()
+        seen: list[tuple[float, str]] = []
+        tool = _Stubborn("Slow", interrupt_behavior="cancel")
+        async with open_streaming_executor([tool], turn=turn, grace_period=2.0) as executor:
+            executor.add_tool(ToolUse("a", "Slow", {"sleep": 10, "output": "late"}))
+            await asyncio.sleep(1)
+            turn.interrupt()
+            seen.extend(
+                [(loop.time(), str(u.result.content)) async for u in executor.remaining()]  # type: ignore[attr-defined]
+            )
+        return seen, loop.time()
+
+    seen, ended = _run(main)  # type: ignore[misc]
+    assert seen == [(3.0, REJECT_MESSAGE)]  # answered on its behalf, 2 s after the interrupt
+    assert ended == 10.0  # and its task was still awaited: nothing outlives the run
+
+
+def test_cancelling_the_task_from_outside_answers_every_call_and_propagates() -> None:
+    uses = [
+        ToolUse("a", "Read", {"sleep": 5}),
+        ToolUse("b", "Bash", {"command": "make", "sleep": 3}),
+    ]
+
+    async def main() -> list[object]:
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1):
+                await run_tools(uses, _tools(), updates=queue, synthetic_texts="trioexec")
+        return [queue.get_nowait() for _ in range(queue.qsize())]
+
+    updates = _run(main)
+    answered = [u.result for u in updates]  # type: ignore[attr-defined]
+    assert [r.tool_use_id for r in answered] == ["a", "b"]
+    assert all(r.is_error for r in answered)
+    assert all("Stopped by the application (task cancellation)" in str(r.content) for r in answered)
+
+
+class _Exits(AsyncioScriptedTool):
+    async def wait(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        raise SystemExit(3)
+
+
+def test_a_tool_raising_systemexit_stops_the_run_answers_every_call_and_it_propagates() -> None:
+    tools = [_Exits("Quit", concurrency_safe=True), *_tools()]
+    uses = [
+        ToolUse("a", "Read", {"sleep": 5, "output": "A"}),
+        ToolUse("q", "Quit", {"sleep": 1}),
+        ToolUse("c", "Bash", {"command": "ls", "output": "done at once"}),
+    ]
+
+    async def main() -> list[object]:
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        with pytest.raises(SystemExit):
+            await run_tools(uses, tools, updates=queue)
+        return [queue.get_nowait() for _ in range(queue.qsize())]
+
+    a, q, c = (u.result for u in _run(main))  # type: ignore[attr-defined]
+    assert (a.tool_use_id, a.content) == ("a", REJECT_MESSAGE)  # stopped with the run
+    assert (q.tool_use_id, q.is_error) == ("q", True)
+    assert "the tool raised SystemExit; the run was stopped" in str(q.content)
+    assert (c.tool_use_id, c.content) == ("c", "done at once")  # it had finished already
+
+
+SOLO = {
+    "trioexec_scenario": 1,
+    "name": "a hook makes a safe call unsafe",
+    "mode": "stream",
+    "hooks": [
+        {
+            "event": "PreToolUse",
+            "matcher": "Bash",
+            "sleep": 0.1,
+            "updated_input": {"command": "rtk git status", "sleep": 1.0, "output": "clean"},
+        }
+    ],
+    "tools": [
+        {"name": "Read", "concurrency_safe": True, "interrupt_behavior": "cancel"},
+        {"name": "Bash", "concurrency_safe": "input"},
+    ],
+    "calls": [
+        {"id": "toolu_1", "name": "Read", "input": {"file_path": "a", "sleep": 0.5}},
+        {
+            "id": "toolu_2",
+            "name": "Bash",
+            "input": {"command": "git status", "concurrency_safe": True},
+        },
+        {"id": "toolu_3", "name": "Read", "at": 0.2, "input": {"file_path": "b", "sleep": 0.5}},
+    ],
+}
+
+
+@pytest.mark.parametrize("preset", Policy.preset_names())
+def test_a_call_a_hook_made_unsafe_runs_alone_on_both_runtimes_alike(
+    preset: str, tmp_path: Path
+) -> None:
+    scenario = attrs.evolve(parse_scenario(SOLO), policy=Policy.preset(preset))
+    trio_run = trio_run_scenario_sync(scenario, session_dir=tmp_path)
+    twin_run = run_scenario_sync(scenario, session_dir=tmp_path)
+    assert twin_run.dumps() == trio_run.dumps()
+    began = {e.tool_use_id: e.t for e in trio_run.events if e.kind == "started"}
+    done = {e.tool_use_id: e.t for e in trio_run.events if e.kind == "completed"}
+    assert done["toolu_2"] >= done["toolu_1"] + 1.0  # its body waited for the first Read
+    assert began["toolu_3"] == 0.2  # started beside it, but its body waited too

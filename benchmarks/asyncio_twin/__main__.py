@@ -1,4 +1,4 @@
-"""``python -m benchmarks.asyncio_twin FILE [--session-dir DIR]``: a scenario on the twin.
+"""``python -m benchmarks.asyncio_twin FILE [--session-dir DIR] [--policy NAME]``: the twin's run.
 
 Prints the JSON ``trioexec scenario run FILE`` prints for the same options,
 byte for byte; errors are reported as ``trioexec scenario run`` reports them
@@ -14,7 +14,10 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import attrs
+
 from trioexec._errors import ConfigurationError
+from trioexec._policy import Policy
 from trioexec._scenario._command import _fail, _fail_issues, _session_dir_problem, _write
 from trioexec._scenario._load import ScenarioError, load_scenario
 
@@ -38,11 +41,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DIR",
         help="where oversized results are persisted (default: a temporary folder, removed)",
     )
+    parser.add_argument(
+        "--policy",
+        metavar="NAME",
+        help="run under this preset instead of the file's policy "
+        f"({', '.join(Policy.preset_names())})",
+    )
     args = parser.parse_args(argv)
     try:
         scenario = load_scenario(args.file)
     except ScenarioError as exc:
         return _fail_issues(COMMAND, args.file, exc.issues)
+    if args.policy is not None:
+        try:
+            scenario = attrs.evolve(scenario, policy=Policy.preset(args.policy))
+        except ConfigurationError as exc:
+            return _fail(COMMAND, f"--policy: {exc}")
     temporary = args.session_dir is None
     session_dir = tempfile.mkdtemp(prefix="trioexec-scenario-") if temporary else args.session_dir
     if not temporary:

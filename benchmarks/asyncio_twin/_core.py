@@ -33,14 +33,14 @@ from trioexec._cancel import (
     DEFAULT_GRACE_PERIOD,
     Cancellation,
     cancel_at_end_of_instant,
+    raised_outcome,
 )
-from trioexec._cancel import raised_outcome as _raised_outcome
 from trioexec._core import RunCore
 from trioexec._run import new_run_core
 from trioexec._timeouts import ToolTimeouts
 from trioexec._turn import Turn as _TrioTurn
 
-from ._lifecycle import run_tool_use
+from ._lifecycle import AsyncioSoloGate, run_tool_use
 from ._loop import at_end_of_instant
 from ._scope import Scope, cancelling_scope
 
@@ -264,7 +264,12 @@ class TwinRunCore(RunCore):
 
     def __init__(self, registry: ToolRegistry, *, env: CallEnv, **options: Any) -> None:  # noqa: ANN401
         grace = options.get("grace_period", DEFAULT_GRACE_PERIOD)
-        env = attrs.evolve(env, timeout_watch=TimeoutWatch())
+        env = attrs.evolve(
+            env,
+            timeout_watch=TimeoutWatch(),
+            solo=None if env.solo is None else AsyncioSoloGate(),
+            background=None,  # ``async: true`` hooks run inline here (their answers ignored)
+        )
         super().__init__(registry, env=env, **options)
         trio_side = self.cancellation
         self.cancellation = _TwinCancellation(
@@ -368,7 +373,7 @@ class TwinRunCore(RunCore):
                 raise
             self.record_fault(exc, call)
             if call.state == "executing":
-                self.complete(call, call.returned or _raised_outcome(call, exc), cascade=False)
+                self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
             return
         if outcome is None:
             self._finish_stopped(call)

@@ -55,6 +55,7 @@ from trioexec._results import (
     persistence_threshold,
     plan_persistence,
 )
+from trioexec._solo import SoloGate
 from trioexec._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
@@ -75,7 +76,14 @@ if TYPE_CHECKING:
     from trioexec._lifecycle import CallEnv
     from trioexec._tool import Tool
 
-__all__ = ["after_call", "authorize_call", "run_hooks", "run_tool_use", "write_exclusive_sync"]
+__all__ = [
+    "AsyncioSoloGate",
+    "after_call",
+    "authorize_call",
+    "run_hooks",
+    "run_tool_use",
+    "write_exclusive_sync",
+]
 
 logger = logging.getLogger("trioexec")
 
@@ -135,6 +143,7 @@ async def run_tool_use(
     raw_input = tool_use.input
     attachments: tuple[Attachment, ...] = ()
     stop_reason: str | None = None
+    alone = False
     if guard is None:
         try:
             denial = await _tool_permission_only(tool, parsed, ctx)
@@ -156,19 +165,21 @@ async def run_tool_use(
         if verdict.input != raw_input:
             raw_input = verdict.input
             parsed = verdict.parsed_input
-            started_as_safe = admission is not None and admission.safe
-            if started_as_safe and not _still_safe(tool, parsed):
-                text = tool_use_error(
-                    "Error: a hook replaced the input with one that is not concurrency-safe "
-                    "while the call runs beside others; the call was not run"
-                )
-                return CallOutcome(
-                    ToolResult(tool_id, text, is_error=True), attachments, stop_reason=stop_reason
-                )
+            # Started beside other calls, now not concurrency-safe: it runs alone.
+            alone = admission is not None and admission.safe and not _still_safe(tool, parsed)
 
     _raise_if_cancel_requested()  # the last gate before the tool does anything
     if answered():
         return None
+    gate = env.solo if admission is not None and admission.safe else None
+    if gate is not None:
+        if alone:
+            await gate.enter_solo()
+        elif not gate.try_enter_shared():
+            await gate.enter_shared()
+        if answered():
+            _leave(gate, alone)
+            return None
     observers = env.observers
     loop = asyncio.get_running_loop()
     if observers:
@@ -176,22 +187,26 @@ async def run_tool_use(
     limits = resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
     watch: Any = env.timeout_watch
     try:
-        if limits is None or watch is None:
-            output = await tool.call(parsed, ctx, progress)
-        else:
-            expiry: Expiry | None = None
-            try:
-                async with asyncio.timeout(None) as timer:
-                    watch.arm(tool_id, timer, limits)
-                    try:
-                        output = await tool.call(parsed, ctx, progress)
-                    finally:
-                        expiry = watch.disarm(tool_id)
-            except TimeoutError:
-                if expiry is None:  # the tool's own TimeoutError: a failure like any other
-                    raise
-                assert on_timeout is not None
-                return on_timeout(expiry)
+        try:
+            if limits is None or watch is None:
+                output = await tool.call(parsed, ctx, progress)
+            else:
+                expiry: Expiry | None = None
+                try:
+                    async with asyncio.timeout(None) as timer:
+                        watch.arm(tool_id, timer, limits)
+                        try:
+                            output = await tool.call(parsed, ctx, progress)
+                        finally:
+                            expiry = watch.disarm(tool_id)
+                except TimeoutError:
+                    if expiry is None:  # the tool's own TimeoutError: a failure like any other
+                        raise
+                    assert on_timeout is not None
+                    return on_timeout(expiry)
+        finally:
+            if gate is not None:
+                _leave(gate, alone)
     except Exception as exc:
         failure = format_tool_error(exc)
         outcome = CallOutcome(
@@ -241,6 +256,43 @@ async def run_tool_use(
             outcome = attrs.evolve(outcome, result=replaced)
         outcome = _with_post(outcome, after)
     return outcome
+
+
+def _leave(gate: SoloGate, alone: bool) -> None:
+    if alone:
+        gate.leave_solo()
+    else:
+        gate.leave_shared()
+
+
+class _ParkingLot:
+    """The part of ``trio.lowlevel.ParkingLot`` trioexec's ``SoloGate`` uses, on asyncio."""
+
+    def __init__(self) -> None:
+        self._parked: list[asyncio.Future[None]] = []
+
+    async def park(self) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._parked.append(future)
+        try:
+            await future
+        finally:
+            if future in self._parked:
+                self._parked.remove(future)
+
+    def unpark_all(self) -> None:
+        parked, self._parked = self._parked, []
+        for future in parked:
+            if not future.done():
+                future.set_result(None)
+
+
+class AsyncioSoloGate(SoloGate):
+    """trioexec's ``SoloGate`` (a re-partitioned call runs alone), parking on asyncio."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lot = _ParkingLot()  # type: ignore[assignment]
 
 
 def write_exclusive_sync(path: Path, data: str) -> bool:

@@ -139,6 +139,7 @@ async def run_scenario(scenario: Scenario, *, session_dir: Path | str) -> Scenar
         updates, context, stop_reason = await _run_batch(scenario, registry, turn, start, options)
     else:
         updates, context, stop_reason = await _run_stream(scenario, registry, turn, start, options)
+    updates = recorder.in_release_order(updates)
     results = _apply_budget(scenario, registry, [u.result for u in updates], folder)
     return ScenarioRun(
         scenario=scenario,

@@ -20,6 +20,10 @@ finishes at *t* is finished before an action or a new call of time *t*.
 Calls of one instant are added back to back, in file order, and before the
 actions of that instant.  Recorded events are listed by time, then by the
 call's arrival order; one call's own events keep the order they happened in.
+Results are listed the same way: by release time, then by arrival (with
+``result_order: "completion"`` calls completing in one instant are released in
+whatever order the scheduler ran them, which is trio's seeded order here and
+FIFO on asyncio; the listing does not depend on it).
 """
 
 from __future__ import annotations
@@ -85,6 +89,22 @@ class _Recorder(Observer):
     def call_event(self, event: CallEvent) -> None:
         self._raw.append(event)
 
+    def in_release_order(self, updates: Sequence[ResultUpdate]) -> list[ResultUpdate]:
+        """``updates`` by release time, then by arrival (a stable sort: nothing else moves)."""
+        start, arrival, unknown = self._start, self._arrival, len(self._arrival)
+        released = {
+            event.tool_use_id: round(event.time - start, 6)
+            for event in self._raw
+            if event.kind == "released"
+        }
+        return sorted(
+            updates,
+            key=lambda u: (
+                released.get(u.result.tool_use_id, math.inf),
+                arrival.get(u.result.tool_use_id, unknown),
+            ),
+        )
+
     def events(self) -> tuple[RunEvent, ...]:
         start, arrival, unknown = self._start, self._arrival, len(self._arrival)
         keyed = [
@@ -138,6 +158,7 @@ async def run_scenario(scenario: Scenario, *, session_dir: Path | str) -> Scenar
         updates, context, stop_reason = await _run_batch(scenario, registry, turn, start, options)
     else:
         updates, context, stop_reason = await _run_stream(scenario, registry, turn, start, options)
+    updates = recorder.in_release_order(updates)
     results = await _apply_budget(scenario, registry, [u.result for u in updates], folder)
     return ScenarioRun(
         scenario=scenario,
