@@ -7,6 +7,7 @@ Hook authors write ``from trioexec.hooks import HookInput, HookOutput``; a
 from __future__ import annotations
 
 from . import _util
+from ._hook_background import AsyncHookMailbox as AsyncHookMailbox
 from ._hook_output import HookBlockingError as HookBlockingError
 from ._hook_output import HookOutput as HookOutput
 from ._hooks import CommandHook as CommandHook
@@ -18,6 +19,7 @@ from ._hooks import PythonHook as PythonHook
 from ._models import AttachmentKind as AttachmentKind
 
 __all__ = [
+    "AsyncHookMailbox",
     "AttachmentKind",
     "CommandHook",
     "HookBlockingError",

@@ -32,6 +32,7 @@ from trioexec._guard import (
     _NOTHING_AFTER,
     PostToolUseVerdict,
     PreToolUseVerdict,
+    _ask_application,
     _attachments,
     _hook_input,
     _if_matcher,
@@ -60,6 +61,7 @@ from trioexec._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
     STOPPED_BY_POST_TOOL_USE_HOOK,
+    dont_ask_denied_message,
     permission_denied_message,
     permission_not_granted_message,
     tool_use_error,
@@ -376,9 +378,11 @@ async def authorize_call(
     stop_reason = (outcome.stop_reason or STOPPED_BY_HOOK) if outcome.prevent_continuation else None
 
     def verdict(allowed: bool, final: Mapping[str, Any], message: str | None) -> PreToolUseVerdict:
+        delivered = guard.async_hook_messages.take(tool_use.id)
         return PreToolUseVerdict(
-            allowed, final, message, attachments, stop_reason, outcome.system_messages,
-            outcome.errors, parsed_input if allowed else None,
+            allowed, final, message, delivered + attachments if delivered else attachments,
+            stop_reason, outcome.system_messages, outcome.errors,
+            parsed_input if allowed else None,
         )  # fmt: skip
 
     decision = outcome.decision
@@ -394,11 +398,13 @@ async def authorize_call(
         tool, parsed_input, ctx, permissions, hook_decision=decision, tool_check=tool_check
     )
     if result.behavior == "ask":
+        if permissions.mode == "dontAsk":  # nobody is asked: what would ask is denied
+            return verdict(False, raw, dont_ask_denied_message(tool.name))
         if guard.can_use_tool is None:
             if result.safety_check and result.message:
                 return verdict(False, raw, result.message)
             return verdict(False, raw, permission_not_granted_message(tool.name))
-        result = await guard.can_use_tool(tool.name, raw, tool_use.id)
+        result = await _ask_application(guard.can_use_tool, tool.name, raw, tool_use.id)
         if result.behavior != "allow":
             return verdict(False, raw, result.message or _stopped(outcome) or REJECT_MESSAGE)
     if result.behavior == "allow":
@@ -455,7 +461,8 @@ async def after_call(
     outcome = aggregate(await run_hooks(entries, hook_input), event, tool.name)
     stop_default = STOPPED_BY_POST_TOOL_USE_HOOK if event == "PostToolUse" else STOPPED_BY_HOOK
     return PostToolUseVerdict(
-        _attachments(tool_use.id, outcome, f"{event}:{tool.name}", stop_default),
+        guard.async_hook_messages.take(tool_use.id)
+        + _attachments(tool_use.id, outcome, f"{event}:{tool.name}", stop_default),
         (outcome.stop_reason or stop_default) if outcome.prevent_continuation else None,
         outcome.system_messages,
         outcome.errors,

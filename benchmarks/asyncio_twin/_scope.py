@@ -8,11 +8,14 @@ every stopped call must say which of them stopped it.  This module rebuilds
 that much:
 
 - a :class:`Scope` is entered with ``with``; scopes nest through a context
-  variable (so a task started inside a scope is under it);
+  variable (a scope entered in a task a TaskGroup started inside another
+  scope is nested in that one);
 - :meth:`Scope.cancel` (or setting :attr:`Scope.deadline` to *now*, which is
   what trioexec's ``cancel_at_end_of_instant`` does) cancels, at the end of
-  the instant, every task inside the scope or a scope nested in it, with the
-  reason as the ``CancelledError`` message;
+  the instant, every task that entered the scope or a scope nested in it, with
+  the reason as the ``CancelledError`` message.  A task a TaskGroup started
+  inside the scope without entering a scope of its own is stopped by its
+  group, when the group's owner is cancelled (as a nursery's children are);
 - leaving the scope swallows the ``CancelledError`` it caused (after
   ``Task.uncancel()``, so asyncio's own counting stays right) and sets
   :attr:`Scope.cancelled_caught`;
