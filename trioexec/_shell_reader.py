@@ -86,10 +86,11 @@ _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _DOUBLE_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _CLASS = re.compile(r"\[.*\]")
 _SPECIAL = frozenset("\\*?[{`$\n")
-_PLAIN_WORD = re.compile(rb"[A-Za-z0-9_./,:+%@~-]+")
+_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:+%@~-"
 """A word spelt only with these holds no quote, expansion, glob, brace, assignment,
-redirection or comment: its text is its value."""
-_PLAIN_COMMAND = re.compile(rb"[A-Za-z0-9_./,:+%@~-]+(?:[ \t]+[A-Za-z0-9_./,:+%@~-]+)*")
+redirection or comment: its text is its value (``bytes.translate`` deleting them
+leaves nothing; cheaper than a regular expression)."""
+_PLAIN_OR_BLANK = _PLAIN_BYTES + b" \t"
 
 
 def _hides_substitution(text: str) -> bool:
@@ -240,7 +241,7 @@ class Reader:
     # simple commands
     def command(self, node: Node, outer: tuple[Redirect, ...], *, nested: bool) -> None:
         span = self.data[node.start_byte : node.end_byte]
-        if _PLAIN_COMMAND.fullmatch(span):
+        if span and not span.translate(None, _PLAIN_OR_BLANK):
             # Only letters, digits, `_./,:+%@~-` and blanks: every child is a plain word
             # (no quote, expansion, glob, redirection, assignment or comment can be
             # spelled without another character), so the words are the blank-separated
@@ -260,7 +261,7 @@ class Reader:
         for index, child in enumerate(children):
             first, last = child.start_byte, child.end_byte
             span = data[first:last]
-            if _PLAIN_WORD.fullmatch(span):  # a plain word, whatever node holds it
+            if span and not span.translate(None, _PLAIN_BYTES):  # a plain word, whatever its node
                 text = span.decode("ascii")
                 words.append(Word(text, text))
                 if start is None:
