@@ -61,6 +61,7 @@ from trioexec import (
     open_streaming_executor,
     run_tools,
 )
+from trioexec._texts import CANCEL_MESSAGE, REJECT_MESSAGE
 from trioexec.hooks import HookBlockingError, HookInput, HookOutput, HookSet
 
 if TYPE_CHECKING:
@@ -429,7 +430,30 @@ class Observation:
         ]
         if self.plan.result_order == "completion" and self.plan.path == "stream":
             results.sort()  # calls completing in one instant leave in scheduling order
+        if self.propagated is not None and any(
+            not isinstance(leaf, Exception) for leaf in _leaves(self.propagated)
+        ):
+            # A KeyboardInterrupt or other base exception (from a tool, a hook, a callback
+            # or an observer at its n-th event) stops the run at a point that depends on the
+            # order trio runs the tasks of one instant, which trio randomises on purpose. So
+            # whether a call was stopped by it or by a sibling's error in that same instant
+            # may differ between two runs of one plan. Which calls were stopped, and that
+            # each was answered once as an error, does not.
+            results = [(key, _stop_shape(content), error) for key, content, error in results]
         return tuple(results), _propagated_shape(self.propagated)
+
+
+_STOP_TEXTS = (REJECT_MESSAGE, CANCEL_MESSAGE)
+_SIBLING_STOP = "<tool_use_error>Cancelled: parallel tool call "
+
+
+def _stop_shape(content: object) -> object:
+    """``"<stopped>"`` for an interrupt's or a sibling error's answer, else ``content``."""
+    if isinstance(content, str) and (
+        content in _STOP_TEXTS or content.startswith(_SIBLING_STOP)
+    ):
+        return "<stopped>"
+    return content
 
 
 def _short(content: object) -> object:

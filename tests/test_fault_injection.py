@@ -23,7 +23,7 @@ import faults
 import hypothesis
 import pytest
 import trio
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from trioexec import GuardRails, ResultUpdate, ToolResult
@@ -63,6 +63,22 @@ def test_a_turn_of_faulty_tools_hooks_and_callbacks_keeps_every_invariant(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(plans=faults.session_plans(max_turns=50), width=st.sampled_from([1, 3, 8]))
+@example(  # an observer's interrupt racing a sibling's error in one instant
+    plans=[
+        faults.TurnPlan(
+            path="batch",
+            calls=(
+                ("FaultC", (("safe", "yes"), ("validate", "error"))),
+                ("FaultX", (("safe", "yes"), ("validate", "error"))),
+                ("FaultC", ()),
+            ),
+            ops=(),
+            guarded=False,
+            observer=(7, "keyboard_interrupt"),
+        )
+    ],
+    width=1,
+)
 def test_turns_sharing_a_process_each_answer_as_if_run_alone(
     plans: list[faults.TurnPlan], width: int
 ) -> None:

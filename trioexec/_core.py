@@ -2,10 +2,12 @@
 
 One :class:`RunCore` per ``run_tools`` call or streaming executor.  It admits
 calls (:meth:`RunCore.new_call`), applies the start rule, runs each call's
-lifecycle in the call's own scope (:meth:`RunCore.run_call`), records answers
-and releases them through the ordered gate.  Its parts live next door:
+lifecycle (:meth:`RunCore.run_call`; an interruptible call in a scope of its
+own), records answers and releases them through the ordered gate.  Its parts
+live next door:
 
 - ``_call``: the call record and its states;
+- ``_start_rule``: which call may start beside the executing ones (:class:`Executing`);
 - ``_gate``: which completed calls may leave now (:class:`OrderedGate`);
 - ``_cancel``: the turn and sibling scopes, why calls are stopped, the
   synthetic answers and the grace watchdog;
@@ -19,7 +21,6 @@ call into the core at every state change.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -245,7 +246,7 @@ class RunCore:
             self._update_interruptible()
 
     async def run_call(self, call: Call) -> None:
-        """Task body of one call: its lifecycle inside its own scope."""
+        """Task body of one call: its lifecycle (inside its own scope, if it has one)."""
         outcome: CallOutcome | None = None
         try:
             if call.scope is None:
@@ -456,8 +457,10 @@ class RunCore:
     def _deliver(self, update: Update) -> None:
         if self._send is None:
             return
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        try:  # noqa: SIM105 - a try costs nothing on the happy path; a suppress() context does
             self._send.send_nowait(update)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # nobody listens any more (the consumer closed its end)
 
     def close_output(self) -> None:
         """Close the update channel (the run releases nothing more)."""
