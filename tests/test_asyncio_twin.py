@@ -10,12 +10,16 @@ task waits, end-of-instant cancellation, and scopes that carry a reason.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from benchmarks.asyncio_twin import (
     AsyncioScriptedTool,
@@ -330,3 +334,85 @@ def test_a_call_a_hook_made_unsafe_runs_alone_on_both_runtimes_alike(
     done = {e.tool_use_id: e.t for e in trio_run.events if e.kind == "completed"}
     assert done["toolu_2"] >= done["toolu_1"] + 1.0  # its body waited for the first Read
     assert began["toolu_3"] == 0.2  # started beside it, but its body waited too
+
+
+def test_a_discard_in_the_instant_a_call_starts_ends_the_run_on_both_runtimes(
+    tmp_path: Path,
+) -> None:
+    doc = {
+        "trioexec_scenario": 1,
+        "tools": [{"name": "Read", "concurrency_safe": True, "interrupt_behavior": "cancel"}],
+        "calls": [{"id": "t0", "name": "Read", "input": {"sleep": 1}}],
+        "actions": [{"at": 0, "do": "discard"}],
+    }
+    scenario = parse_scenario(doc)
+    twin_output = run_scenario_sync(scenario, session_dir=tmp_path).dumps()
+    assert twin_output == trio_run_scenario_sync(scenario, session_dir=tmp_path).dumps()
+    assert '"reason": "streaming_fallback"' in twin_output
+
+
+_TOOLS = [
+    {"name": "Read", "concurrency_safe": True, "interrupt_behavior": "cancel"},
+    {"name": "Bash", "concurrency_safe": "input", "cancels_siblings_on_error": True},
+    {"name": "Edit"},
+    {"name": "Fetch", "concurrency_safe": True, "interrupt_behavior": "cancel", "timeout": 1.5},
+    {"name": "Watch", "concurrency_safe": True, "idle_timeout": 1},
+]
+_AT = st.sampled_from([0, 0.5, 1, 1.5, 2, 3])
+_SLEEP = st.sampled_from(
+    [0.5, 1, 1.5, 2, 3]
+)  # no zero sleep: see benchmarks/asyncio_twin/README.md
+_INPUT = st.fixed_dictionaries(
+    {"sleep": _SLEEP},
+    optional={
+        "steps": st.lists(
+            st.one_of(
+                _SLEEP.map(lambda t: {"sleep": t}),
+                st.sampled_from(["p1", "p2"]).map(lambda p: {"progress": p}),
+            ),
+            max_size=3,
+        ),
+        "error": st.just("boom"),
+        "output": st.sampled_from(["x", ""]),
+        "concurrency_safe": st.booleans(),
+        "command": st.just("make"),
+    },
+)
+
+
+@st.composite
+def _scenario_docs(draw: st.DrawFn) -> dict[str, object]:
+    mode = draw(st.sampled_from(["stream", "batch"]))
+    count = draw(st.integers(1, 5))
+    arrivals = sorted(draw(st.lists(_AT, min_size=count, max_size=count)))
+    names = [tool["name"] for tool in _TOOLS] + ["Nope"]
+    calls = []
+    for index in range(count):
+        call = {"id": f"t{index}", "name": draw(st.sampled_from(names)), "input": draw(_INPUT)}
+        if mode == "stream":
+            call["at"] = arrivals[index]
+        calls.append(call)
+    kinds = ["interrupt", "abort", "deadline"] + (["discard"] if mode == "stream" else [])
+    action = st.fixed_dictionaries({"at": _AT, "do": st.sampled_from(kinds)})
+    return {
+        "trioexec_scenario": 1,
+        "mode": mode,
+        "max_concurrency": draw(st.sampled_from([1, 2, 10])),
+        "tools": _TOOLS,
+        "calls": calls,
+        "actions": draw(st.lists(action, max_size=2)),
+    }
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=_scenario_docs(), preset=st.sampled_from(Policy.preset_names()))
+def test_any_scripted_turn_gives_the_same_bytes_on_both_runtimes(
+    doc: dict[str, object], preset: str
+) -> None:
+    scenario = attrs.evolve(parse_scenario(doc), policy=Policy.preset(preset))
+    folder = tempfile.mkdtemp(prefix="twin-")
+    try:
+        trio_output = trio_run_scenario_sync(scenario, session_dir=folder).dumps()
+        assert run_scenario_sync(scenario, session_dir=folder).dumps() == trio_output
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

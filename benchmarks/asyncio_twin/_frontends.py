@@ -169,6 +169,7 @@ class StreamingExecutor:
                 break
             if item is END:
                 self._ended = True
+                self._queue.put_nowait(END)  # a closed channel stays closed: for remaining() too
                 break
             drained.append(item)
         return drained
@@ -184,6 +185,7 @@ class StreamingExecutor:
             item = await self._queue.get()
             if item is END:
                 self._ended = True
+                self._queue.put_nowait(END)
                 return
             yield item
 
