@@ -340,3 +340,25 @@ async def test_synthetic_texts_shorthand_overrides_the_policy(
     )
     assert plain[0][1].startswith("The user doesn't want to take this action")
     assert explained[0][1] != plain[0][1]
+
+
+async def test_partial_output_off_leaves_what_a_stopped_call_printed_out(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    job = use("a", "Read", steps=[{"progress": "first half"}, {"sleep": 5.0}])
+    texts: dict[bool, str] = {}
+    for partial in (True, False):
+        policy = Policy(synthetic_texts="trioexec", partial_output=partial)
+        async with trio.open_nursery() as nursery:
+
+            async def interrupt(turn: Turn) -> None:
+                await trio.sleep(1.0)
+                turn.interrupt()
+
+            turn = Turn()
+            nursery.start_soon(interrupt, turn)
+            released = await stream([job], policy, turn=turn)
+        texts[partial] = released[0][1]
+    assert "first half" in texts[True]
+    assert "first half" not in texts[False]
+    assert texts[False].startswith("Interrupted by the user while running: Read had started")
