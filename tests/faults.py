@@ -449,9 +449,7 @@ _SIBLING_STOP = "<tool_use_error>Cancelled: parallel tool call "
 
 def _stop_shape(content: object) -> object:
     """``"<stopped>"`` for an interrupt's or a sibling error's answer, else ``content``."""
-    if isinstance(content, str) and (
-        content in _STOP_TEXTS or content.startswith(_SIBLING_STOP)
-    ):
+    if isinstance(content, str) and (content in _STOP_TEXTS or content.startswith(_SIBLING_STOP)):
         return "<stopped>"
     return content
 
@@ -1040,8 +1038,18 @@ def check_session(
     return len(plans)
 
 
+_PF_EXITING = 0x4  # the kernel's flag for a task already on its way out
+_SIGKILL_BIT = 1 << (9 - 1)
+
+
 def live_processes() -> dict[int, str]:
-    """pid -> state of every live (not zombie) process, read from /proc."""
+    """pid -> state of every live process, read from /proc.
+
+    Not live: a zombie, a process already exiting, and one with a SIGKILL pending. The
+    kernel tears a killed process down asynchronously, so on a loaded machine a process
+    killed a moment ago (for instance a hook's grandchild, which only init can reap) may
+    still show as running; it can never run another instruction of its own.
+    """
     found: dict[int, str] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -1049,11 +1057,23 @@ def live_processes() -> dict[int, str]:
         try:
             with open(f"/proc/{entry}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
+            if fields[0] in (b"Z", b"X") or int(fields[6]) & _PF_EXITING:
+                continue
+            if _sigkill_pending(entry):
+                continue
+        except (OSError, ValueError, IndexError):
             continue
-        if fields[0] != b"Z":
-            found[int(entry)] = fields[0].decode()
+        found[int(entry)] = fields[0].decode()
     return found
+
+
+def _sigkill_pending(pid: str) -> bool:
+    with open(f"/proc/{pid}/status", "rb") as status:
+        for line in status:
+            pending = line.startswith((b"SigPnd:", b"ShdPnd:"))
+            if pending and int(line.split()[1], 16) & _SIGKILL_BIT:
+                return True
+    return False
 
 
 @contextlib.contextmanager
