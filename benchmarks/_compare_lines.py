@@ -233,6 +233,7 @@ def shared_parts(
 
 
 TRIOEXEC_FILES = (
+    "trioexec/_run.py",
     "trioexec/_core.py",
     "trioexec/_cancel.py",
     "trioexec/_batch.py",
@@ -242,6 +243,6 @@ TRIOEXEC_FILES = (
     "trioexec/_lifecycle.py",
     "trioexec/_turn.py",
 )
-"""trioexec's orchestrator: the run core, cancellation, both front ends, time limits,
+"""trioexec's orchestrator: a run's frame, the run core, cancellation, both front ends, time limits,
 exception groups, one call's lifecycle, the turn (the pure parts both runtimes use are
 not named)."""
