@@ -356,7 +356,8 @@ _TOOLS = [
     {"name": "Bash", "concurrency_safe": "input", "cancels_siblings_on_error": True},
     {"name": "Edit"},
     {"name": "Fetch", "concurrency_safe": True, "interrupt_behavior": "cancel", "timeout": 1.5},
-    {"name": "Watch", "concurrency_safe": True, "idle_timeout": 1},
+    # 1.25 s never ties with the sleeps below: see benchmarks/asyncio_twin/README.md
+    {"name": "Watch", "concurrency_safe": True, "idle_timeout": 1.25},
 ]
 _AT = st.sampled_from([0, 0.5, 1, 1.5, 2, 3])
 _SLEEP = st.sampled_from(
