@@ -22,17 +22,14 @@ from __future__ import annotations
 
 import time
 import tracemalloc
-from typing import Any
 
 import trio
+from bench_streaming import Probe, Trigger
 from bench_tool_phase import Echo, floor, through_run_tools, through_streaming
 
 from trioexec import (
-    CallContext,
-    ProgressSender,
     ProgressUpdate,
     ResultUpdate,
-    Tool,
     ToolRegistry,
     ToolUse,
     open_streaming_executor,
@@ -40,59 +37,6 @@ from trioexec import (
 )
 
 ECHO_REGISTRY = ToolRegistry([Echo()])
-
-
-class Probe(Tool[dict[str, Any]]):
-    """A safe tool whose behaviour each payload sets: return, stream progress, or wait."""
-
-    name = "Probe"
-    input_schema: dict[str, Any] = {"type": "object"}  # noqa: RUF012
-
-    def __init__(self) -> None:
-        self.entered: list[float] = []
-        self.ack: trio.Event | None = None
-        self.release = trio.Event()
-
-    def is_concurrency_safe(self, payload: dict[str, Any]) -> bool:
-        return True
-
-    async def call(
-        self, payload: dict[str, Any], ctx: CallContext, progress: ProgressSender
-    ) -> object:
-        self.entered.append(time.perf_counter())
-        mode = payload.get("mode")
-        if mode == "progress":
-            for _ in range(int(payload["items"])):
-                self.ack = trio.Event()
-                progress(time.perf_counter())
-                await self.ack.wait()
-        elif mode == "forever":
-            await trio.sleep_forever()
-        elif mode == "wait":
-            await self.release.wait()
-        return "ok"
-
-
-class Trigger(Tool[dict[str, Any]]):
-    """The cascading tool (a failing ``Bash``): waits for the go signal, then fails."""
-
-    name = "Bash"
-    input_schema: dict[str, Any] = {"type": "object"}  # noqa: RUF012
-    cancels_siblings_on_error = True
-
-    def __init__(self) -> None:
-        self.go = trio.Event()
-        self.failed_at = 0.0
-
-    def is_concurrency_safe(self, payload: dict[str, Any]) -> bool:
-        return True
-
-    async def call(
-        self, payload: dict[str, Any], ctx: CallContext, progress: ProgressSender
-    ) -> object:
-        await self.go.wait()
-        self.failed_at = time.perf_counter()
-        raise RuntimeError("exit 1")
 
 
 # -- tool phase ------------------------------------------------------------------

@@ -37,7 +37,7 @@ CASCADE_RUNS = {100: 40, 1_000: 10}
 
 
 class Probe(Tool[dict[str, Any]]):
-    """Safe tool whose behaviour the benchmark sets between runs."""
+    """A safe tool whose behaviour each payload sets: return, stream progress, or wait."""
 
     name = "Probe"
     input_schema: dict[str, Any] = {"type": "object"}  # noqa: RUF012
@@ -45,6 +45,7 @@ class Probe(Tool[dict[str, Any]]):
     def __init__(self) -> None:
         self.entered: list[float] = []
         self.ack: trio.Event | None = None
+        self.release = trio.Event()
 
     def is_concurrency_safe(self, payload: dict[str, Any]) -> bool:
         return True
@@ -61,6 +62,8 @@ class Probe(Tool[dict[str, Any]]):
                 await self.ack.wait()
         elif mode == "forever":
             await trio.sleep_forever()
+        elif mode == "wait":
+            await self.release.wait()
         return "ok"
 
 
