@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from trioexec._hooks import PythonHook
     from trioexec._models import JSONValue
     from trioexec._rules import RuleBehavior
-    from trioexec._tool import RuleMatcher
+    from trioexec._function_tool import RuleMatcher
     from trioexec.permissions import PermissionModeName
 
 Input = dict[str, Any]

@@ -20,6 +20,7 @@ PURE = [
     "trioexec._call",
     "trioexec._errors",
     "trioexec._file_access",
+    "trioexec._function_tool",
     "trioexec._gate",
     "trioexec._hook_output",
     "trioexec._models",

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from trioexec import ProgressSender
-    from trioexec._tool import RuleMatcher
+    from trioexec._function_tool import RuleMatcher
 
 Input = dict[str, Any]
 

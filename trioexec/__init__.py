@@ -28,6 +28,7 @@ from ._events import CallEvent as CallEvent
 from ._events import CallEventKind as CallEventKind
 from ._events import CancelReason as CancelReason
 from ._events import Observer as Observer
+from ._function_tool import function_tool as function_tool
 from ._guard import CanUseTool as CanUseTool
 from ._guard import GuardRails as GuardRails
 from ._message import UserMessage as UserMessage
@@ -60,7 +61,6 @@ from ._tool import PermissionResult as PermissionResult
 from ._tool import ProgressSender as ProgressSender
 from ._tool import Tool as Tool
 from ._tool import ToolOutput as ToolOutput
-from ._tool import function_tool as function_tool
 from ._turn import Turn as Turn
 from ._version import __version__ as __version__
 
