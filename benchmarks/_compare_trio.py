@@ -24,12 +24,10 @@ import time
 import tracemalloc
 
 import trio
-from bench_streaming import Probe, Trigger
+from bench_streaming import Probe, add_to_body, cascade_once, progress_latency
 from bench_tool_phase import Echo, floor, through_run_tools, through_streaming
 
 from trioexec import (
-    ProgressUpdate,
-    ResultUpdate,
     ToolRegistry,
     ToolUse,
     open_streaming_executor,
@@ -67,21 +65,6 @@ TOOL_PHASE = {
 # -- add -> start and progress -----------------------------------------------------
 
 
-async def trioexec_add_to_start(count: int) -> list[float]:
-    """µs from ``add_tool`` until the tool's body runs, the executor otherwise idle."""
-    probe = Probe()
-    samples: list[float] = []
-    async with open_streaming_executor(ToolRegistry([probe])) as executor:
-        for index in range(count):
-            probe.entered.clear()
-            start = time.perf_counter()
-            executor.add_tool(ToolUse(f"s{index}", "Probe", {}))
-            while not executor.drain_nowait():
-                await trio.lowlevel.checkpoint()
-            samples.append((probe.entered[0] - start) * 1e6)
-    return samples
-
-
 async def raw_trio_add_to_start(count: int) -> list[float]:
     """µs from ``nursery.start_soon`` until the task's body runs."""
     entered: list[float] = []
@@ -98,22 +81,6 @@ async def raw_trio_add_to_start(count: int) -> list[float]:
             while not entered:
                 await trio.lowlevel.checkpoint()
             samples.append((entered[0] - start) * 1e6)
-    return samples
-
-
-async def trioexec_progress(count: int) -> list[float]:
-    """µs from ``progress(...)`` in a tool until the consumer holds the update."""
-    probe = Probe()
-    samples: list[float] = []
-    async with open_streaming_executor(ToolRegistry([probe])) as executor:
-        executor.add_tool(ToolUse("p", "Probe", {"mode": "progress", "items": count}))
-        async for update in executor.remaining():
-            if isinstance(update, ProgressUpdate):
-                received = time.perf_counter()
-                assert isinstance(update.data, float)
-                samples.append((received - update.data) * 1e6)
-                assert probe.ack is not None
-                probe.ack.set()
     return samples
 
 
@@ -139,35 +106,11 @@ async def raw_trio_progress(count: int) -> list[float]:
     return samples
 
 
-ADD_TO_START = {"trioexec": trioexec_add_to_start, "raw trio": raw_trio_add_to_start}
-PROGRESS = {"trioexec": trioexec_progress, "raw trio": raw_trio_progress}
+ADD_TO_START = {"trioexec": add_to_body, "raw trio": raw_trio_add_to_start}
+PROGRESS = {"trioexec": progress_latency, "raw trio": raw_trio_progress}
 
 
 # -- cascade ---------------------------------------------------------------------------
-
-
-async def trioexec_cascade(count: int) -> float:
-    """ms from a cascading error until all ``count`` executing siblings are answered."""
-    probe, trigger = Probe(), Trigger()
-    answered = 0
-    finished = 0.0
-    async with open_streaming_executor(
-        ToolRegistry([probe, trigger]), max_concurrency=count + 1
-    ) as executor:
-        for index in range(count):
-            executor.add_tool(ToolUse(f"c{index}", "Probe", {"mode": "forever"}))
-        executor.add_tool(ToolUse("trigger", "Bash", {"command": "make"}))
-        while len(probe.entered) < count:
-            await trio.sleep(0)
-        trigger.go.set()
-        async for update in executor.remaining():
-            if isinstance(update, ResultUpdate) and update.result.tool_use_id != "trigger":
-                assert update.result.is_error
-                answered += 1
-                if answered == count:
-                    finished = time.perf_counter()
-    assert answered == count
-    return (finished - trigger.failed_at) * 1e3
 
 
 class _Failed(Exception):
@@ -204,7 +147,7 @@ async def raw_trio_cascade(count: int) -> float:
     return (time.perf_counter() - failed_at) * 1e3
 
 
-CASCADE = {"trioexec": trioexec_cascade, "raw trio": raw_trio_cascade}
+CASCADE = {"trioexec": cascade_once, "raw trio": raw_trio_cascade}
 
 
 # -- memory per in-flight call ------------------------------------------------------------

@@ -89,12 +89,12 @@ class Trigger(Tool[dict[str, Any]]):
         raise RuntimeError("exit 1")
 
 
-async def add_to_body() -> list[float]:
+async def add_to_body(count: int = START_RUNS) -> list[float]:
     """µs from ``add_tool`` returning control to the loop until the body starts."""
     probe = Probe()
     samples: list[float] = []
     async with open_streaming_executor(ToolRegistry([probe])) as executor:
-        for index in range(START_RUNS):
+        for index in range(count):
             probe.entered.clear()
             start = time.perf_counter()
             executor.add_tool(ToolUse(f"s{index}", "Probe", {}))
@@ -104,12 +104,12 @@ async def add_to_body() -> list[float]:
     return samples
 
 
-async def progress_latency() -> list[float]:
+async def progress_latency(count: int = PROGRESS_ITEMS) -> list[float]:
     """µs from ``progress(...)`` in the tool to the consumer holding the item."""
     probe = Probe()
     samples: list[float] = []
     async with open_streaming_executor(ToolRegistry([probe])) as executor:
-        executor.add_tool(ToolUse("p", "Probe", {"mode": "progress", "items": PROGRESS_ITEMS}))
+        executor.add_tool(ToolUse("p", "Probe", {"mode": "progress", "items": count}))
         async for update in executor.remaining():
             if isinstance(update, ProgressUpdate):
                 received = time.perf_counter()
