@@ -40,10 +40,10 @@ from trioexec.tools import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from trioexec._function_tool import RuleMatcher
     from trioexec._hooks import PythonHook
     from trioexec._models import JSONValue
     from trioexec._rules import RuleBehavior
-    from trioexec._function_tool import RuleMatcher
     from trioexec.permissions import PermissionModeName
 
 Input = dict[str, Any]
