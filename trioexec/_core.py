@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from ._registry import ToolRegistry
     from ._tool import ContextModifier, ContextState
     from ._turn import Turn
+    from ._update_channel import UpdateSink
 
 __all__ = ["DEFAULT_GRACE_PERIOD", "Call", "ResultOrder", "RunCore"]
 
@@ -69,7 +70,7 @@ class RunCore:
         turn: Turn,
         context: ContextState,
         max_concurrency: int,
-        send: trio.MemorySendChannel[Update] | None,
+        send: UpdateSink | None,
         never_started_text: str,
         defer_modifiers: bool,
         grace_period: float | None = DEFAULT_GRACE_PERIOD,

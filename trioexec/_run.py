@@ -41,10 +41,10 @@ if TYPE_CHECKING:
 
     from ._events import Observer
     from ._guard import GuardRails
-    from ._models import Update
     from ._policy import Policy
     from ._timeouts import ToolTimeouts
     from ._tool import Tool
+    from ._update_channel import UpdateSink
 
 __all__ = ["new_run_core", "open_run", "what_propagates"]
 
@@ -54,7 +54,7 @@ def new_run_core(
     *,
     mode: Literal["batch", "stream"],
     policy: Policy,
-    send: trio.MemorySendChannel[Update] | None,
+    send: UpdateSink | None,
     turn: Turn | None,
     context: Mapping[str, object] | None,
     max_concurrency: int | None,

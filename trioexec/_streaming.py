@@ -12,13 +12,13 @@
             show(update)
 
 The executor's nursery lives inside the ``async with``; no async generator
-yields from inside it.  Updates travel through one unbounded memory channel:
-progress at once, results through the ordered gate.
+yields from inside it.  Updates travel through one unbounded channel
+(``_update_channel``, handed over a burst at a time): progress at once,
+results through the ordered gate.
 """
 
 from __future__ import annotations
 
-import math
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -30,11 +30,13 @@ from ._misuse import check_tool_use, require_trio
 from ._models import ToolUse, Update
 from ._policy import Policy, resolve_policy
 from ._run import new_run_core, open_run
+from ._update_channel import UpdateReceiveChannel, open_update_channel
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
     from pathlib import Path
 
+    from ._call import Call
     from ._events import Observer
     from ._guard import GuardRails
     from ._registry import ToolRegistry
@@ -49,10 +51,13 @@ __all__ = ["StreamingExecutor", "open_streaming_executor"]
 class StreamingExecutor:
     """Runs tool calls as they arrive; see :func:`open_streaming_executor`."""
 
-    def __init__(self, core: RunCore, receive: trio.MemoryReceiveChannel[Update]) -> None:
+    def __init__(self, core: RunCore, updates: UpdateReceiveChannel) -> None:
         self._core = core
-        self._receive = receive
+        self._updates = updates
         self._nursery: trio.Nursery | None = None
+        # Calls started before the host task opened the calls' nursery: it
+        # starts their tasks first thing (None once it has, or has stopped).
+        self._pending: list[Call] | None = []
         self._input_closed = False
         self._closed = False
         self._idle = trio.Event()
@@ -95,22 +100,24 @@ class StreamingExecutor:
 
     def drain_nowait(self) -> list[Update]:
         """Every update deliverable now: progress, and results the gate has released."""
-        drained: list[Update] = []
-        while True:
-            try:
-                drained.append(self._receive.receive_nowait())
-            except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
-                return drained
+        return self._updates.receive_all_nowait()
 
-    def remaining(self) -> trio.MemoryReceiveChannel[Update]:
+    def remaining(self) -> UpdateReceiveChannel:
         """The model's response has ended: iterate this for everything still to come.
 
         No more :meth:`add_tool` after this call.  The channel ends once every
         call has been released (promptly, after a :meth:`discard`).
+
+        ``async for`` over it is a cancellation point on every update and a
+        schedule point whenever it waits: the updates that became ready
+        together (a burst) are handed over without a scheduler round trip
+        each (:class:`~trioexec.lowlevel.UpdateReceiveChannel`); its
+        ``receive()`` is a full checkpoint.  Iterating it while cancelled
+        raises ``Cancelled`` and takes nothing out of it.
         """
         self._input_closed = True
         self._core.settle()
-        return self._receive
+        return self._updates
 
     def discard(self) -> None:
         """Abandon this attempt (streaming fallback): cancel executing calls, release nothing more.
@@ -152,9 +159,13 @@ class StreamingExecutor:
 
     def _on_settled(self) -> None:
         core = self._core
-        if self._nursery is not None and core.has_queued:
-            for call in core.next_startable():
-                self._nursery.start_soon(core.run_call, call)
+        if core.has_queued:
+            nursery = self._nursery
+            if nursery is not None:
+                for call in core.next_startable():
+                    nursery.start_soon(core.run_call, call)
+            elif self._pending is not None:  # the host starts them as it opens the nursery
+                self._pending.extend(core.next_startable())
         if not self._input_closed or core.executing_count:
             return
         if core.all_released:
@@ -163,15 +174,22 @@ class StreamingExecutor:
         elif core.discarded:
             self._idle.set()
 
-    async def _host(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Owns the turn scope, the sibling scope and the calls' nursery."""
+    async def _host(self) -> None:
+        """Owns the turn scope, the sibling scope and the calls' nursery.
+
+        Started with ``start_soon``: it opens the nursery without a
+        checkpoint, so it always runs that far, and starts the tasks of the
+        calls :meth:`add_tool` started before it ran.
+        """
         core = self._core
         try:
             with core.turn_scope, core.sibling_scope:
                 async with trio.open_nursery() as nursery:
+                    pending, self._pending = self._pending, None
                     self._nursery = nursery
                     try:
-                        task_status.started()
+                        for call in pending or ():
+                            nursery.start_soon(core.run_call, call)
                         core.settle()
                         await self._idle.wait()
                     finally:
@@ -180,6 +198,7 @@ class StreamingExecutor:
                         self._nursery = None
         finally:
             self._nursery = None
+            self._pending = None
         core.settle()
 
     def _close_input(self) -> None:
@@ -238,7 +257,7 @@ async def open_streaming_executor(
     """
     require_trio("open_streaming_executor")
     run_policy = resolve_policy(policy, result_order=result_order, synthetic_texts=synthetic_texts)
-    send, receive = trio.open_memory_channel[Update](math.inf)
+    send, updates = open_update_channel()
     core = new_run_core(
         tools,
         mode="stream",
@@ -254,10 +273,10 @@ async def open_streaming_executor(
         grace_period=grace_period,
         tool_timeouts=tool_timeouts,
     )
-    executor = StreamingExecutor(core, receive)
+    executor = StreamingExecutor(core, updates)
     try:
         async with open_run(core) as nursery:
-            await nursery.start(executor._host)
+            nursery.start_soon(executor._host)
             yield executor
             executor._close_input()
     finally:

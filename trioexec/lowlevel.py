@@ -4,7 +4,8 @@ Partitioning (:func:`partition_tool_calls`), the guard's two halves around a
 call (:func:`authorize_call`, :func:`after_call`), schemas for attrs input
 types, the process-group runner the Bash tool uses, and the run options for
 time limits (:class:`ToolTimeouts`) and the words of stopped calls
-(:data:`SyntheticTexts`).
+(:data:`SyntheticTexts`), and the channel a streaming run's updates arrive on
+(:class:`UpdateReceiveChannel`, what ``StreamingExecutor.remaining()`` returns).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ._process import run_process_group as run_process_group
 from ._schema import schema_for_attrs as schema_for_attrs
 from ._texts import SyntheticTexts as SyntheticTexts
 from ._timeouts import ToolTimeouts as ToolTimeouts
+from ._update_channel import UpdateReceiveChannel as UpdateReceiveChannel
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
@@ -32,6 +34,7 @@ __all__ = [
     "ProcessResult",
     "SyntheticTexts",
     "ToolTimeouts",
+    "UpdateReceiveChannel",
     "after_call",
     "authorize_call",
     "live_group_members",
