@@ -59,8 +59,8 @@ class StreamingExecutor:
         # starts their tasks first thing (None once it has, or has stopped).
         self._pending: list[Call] | None = []
         self._input_closed = False
+        self._input_ended: trio.Event | None = None  # made when the host has to wait for it
         self._closed = False
-        self._idle = trio.Event()
         core.on_settled = self._on_settled
 
     # ------------------------------------------------------------ public API
@@ -96,7 +96,9 @@ class StreamingExecutor:
         reason = core.blocked_reason(call)
         if reason is not None:  # interrupted, aborted or cascaded: it will never start
             core.complete_without_starting(call, reason)
-        core.settle()
+            core.settle()
+        else:  # a queued call releases nothing: it may only start
+            self._start_queued()
 
     def drain_nowait(self) -> list[Update]:
         """Every update deliverable now: progress, and results the gate has released."""
@@ -115,7 +117,7 @@ class StreamingExecutor:
         ``receive()`` is a full checkpoint.  Iterating it while cancelled
         raises ``Cancelled`` and takes nothing out of it.
         """
-        self._input_closed = True
+        self._end_input()
         self._core.settle()
         return self._updates
 
@@ -127,7 +129,7 @@ class StreamingExecutor:
         calls are not cancelled: they run to their end, unreleased, and their
         progress is no longer forwarded; leaving the ``async with`` waits for them.
         """
-        self._input_closed = True
+        self._end_input()
         self._core.discard()
 
     @property
@@ -157,29 +159,40 @@ class StreamingExecutor:
 
     # ------------------------------------------------------------ internals
 
-    def _on_settled(self) -> None:
+    def _start_queued(self) -> None:
+        """Start the queued calls the start rule allows (their tasks, once the host runs)."""
         core = self._core
-        if core.has_queued:
-            nursery = self._nursery
-            if nursery is not None:
-                for call in core.next_startable():
-                    nursery.start_soon(core.run_call, call)
-            elif self._pending is not None:  # the host starts them as it opens the nursery
-                self._pending.extend(core.next_startable())
-        if not self._input_closed or core.executing_count:
+        if not core.has_queued:
             return
-        if core.all_released:
+        nursery = self._nursery
+        if nursery is not None:
+            for call in core.next_startable():
+                nursery.start_soon(core.run_call, call)
+        elif self._pending is not None:  # the host starts them as it opens the nursery
+            self._pending.extend(core.next_startable())
+
+    def _on_settled(self) -> None:
+        self._start_queued()
+        core = self._core
+        if self._input_closed and core.all_released and not core.executing_count:
             core.close_output()
-            self._idle.set()
-        elif core.discarded:
-            self._idle.set()
+
+    def _end_input(self) -> None:
+        """No call comes any more (the response ended, or the attempt was discarded)."""
+        self._input_closed = True
+        if self._input_ended is not None:
+            self._input_ended.set()
 
     async def _host(self) -> None:
         """Owns the turn scope, the sibling scope and the calls' nursery.
 
-        Started with ``start_soon``: it opens the nursery without a
-        checkpoint, so it always runs that far, and starts the tasks of the
-        calls :meth:`add_tool` started before it ran.
+        Started with ``start_soon``, it opens the nursery without a checkpoint
+        (so it always gets that far) and starts the tasks of the calls
+        :meth:`add_tool` started before it ran.  It keeps the nursery open
+        until the input ends; then the nursery closes once the last call's
+        task has ended (a call completing starts the next ones from its own
+        task, so no call is ever started in a closed nursery).  If it is
+        cancelled while waiting, no call starts from then on.
         """
         core = self._core
         try:
@@ -187,23 +200,24 @@ class StreamingExecutor:
                 async with trio.open_nursery() as nursery:
                     pending, self._pending = self._pending, None
                     self._nursery = nursery
-                    try:
-                        for call in pending or ():
-                            nursery.start_soon(core.run_call, call)
-                        core.settle()
-                        await self._idle.wait()
-                    finally:
-                        # Stopped waiting (done, or cancelled): from here on the
-                        # nursery may close at any moment, so no call starts in it.
-                        self._nursery = None
+                    for call in pending or ():
+                        nursery.start_soon(core.run_call, call)
+                    if not self._input_closed:
+                        self._input_ended = trio.Event()
+                        try:
+                            await self._input_ended.wait()
+                        except BaseException:
+                            self._nursery = None  # it may close at any moment now
+                            raise
         finally:
             self._nursery = None
             self._pending = None
-        core.settle()
 
     def _close_input(self) -> None:
-        self._input_closed = True
-        self._core.settle()
+        """The body of the ``async with`` is done: no more calls."""
+        if not self._input_closed:
+            self._end_input()
+            self._core.settle()
 
 
 @asynccontextmanager
