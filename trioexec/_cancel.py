@@ -129,6 +129,7 @@ class Cancellation:
     """
 
     __slots__ = (
+        "_sibling_text",
         "cascade",
         "cause",
         "discarded",
@@ -158,6 +159,7 @@ class Cancellation:
         self.outer_reason: str | None = None
         self.texts: SyntheticTexts = texts
         self.partial_output = partial_output
+        self._sibling_text: tuple[str, str] | None = None  # (description, its text), made once
 
     def stopped_from_outside(self, cancelled: trio.Cancelled) -> bool:
         """Whether ``cancelled`` came from an enclosing scope, not from the run's own.
@@ -234,6 +236,23 @@ class Cancellation:
         if reason == "sibling_error":
             return SIBLING_ERROR_PENDING
         return self.synthetic(call, reason, started=started)
+
+    def sibling_error_answer(self, call: Call) -> CallOutcome:
+        """The sibling-error answer of ``call`` at its release (the naming failure is settled).
+
+        Claude Code's words name only the failing call, so they are written
+        once per naming failure and shared by every sibling.
+        """
+        if self.texts == "trioexec":
+            return self.synthetic(call, "sibling_error", started=call.started)
+        assert self.cascade is not None
+        description = self.cascade[2]
+        cached = self._sibling_text
+        if cached is None or cached[0] != description:
+            cached = self._sibling_text = (description, sibling_error_message(description))
+        return CallOutcome(
+            ToolResult(call.tool_use.id, cached[1], is_error=True), cancel_reason="sibling_error"
+        )
 
     def synthetic(
         self, call: Call, reason: CancelReason, *, started: bool, expiry: Expiry | None = None

@@ -22,6 +22,7 @@ call into the core at every state change.
 from __future__ import annotations
 
 import logging
+import math
 from typing import TYPE_CHECKING
 
 import trio
@@ -256,7 +257,13 @@ class RunCore:
                 with call.scope:
                     outcome = await self._lifecycle(call)
         except BaseException as exc:
-            if delivered_by_a_scope(exc):
+            if type(exc) is trio.Cancelled and self.cancellation.cause is not None:
+                # The common case (a cascade, an abort, a discard...): the run
+                # already knows why its calls are being stopped.
+                if trio.current_effective_deadline() == -math.inf:  # a scope delivered it
+                    self._finish_stopped(call)
+                    raise
+            elif delivered_by_a_scope(exc):
                 self._note_outer_cancellation(exc)
                 self._finish_stopped(call)
                 raise
@@ -342,16 +349,17 @@ class RunCore:
         call.state = "completed"
         call.outcome = outcome
         self.gate.completed(call)
-        if self.discarded:  # never released: it is no longer in progress either
+        if self.cancellation.discarded:  # never released: it is no longer in progress either
             self.in_progress.discard(call.tool_use.id)
         if outcome.cancel_reason is not None:
-            self._emit(
-                call,
-                "cancelled",
-                data=_event_data(outcome),
-                reason=outcome.cancel_reason,
-                detail=outcome.cancel_detail,
-            )
+            if self._observed:
+                self._emit(
+                    call,
+                    "cancelled",
+                    data=_event_data(outcome),
+                    reason=outcome.cancel_reason,
+                    detail=outcome.cancel_detail,
+                )
         else:
             if self._observed:
                 self._emit(call, "completed", data=outcome.result)
@@ -394,14 +402,24 @@ class RunCore:
     # ------------------------------------------------------------ release
 
     def _release_ready(self) -> None:
-        if self.discarded:
+        if self.cancellation.discarded:
             return
-        released = self.gate.releasable(self.calls, unsafe_running=self._executing.unsafe_running)
-        for call in released:
+        gate = self.gate
+        if gate.order == "arrival":  # the head call, while it may leave: no generator
+            calls = self.calls
+            while (call := gate.head(calls)) is not None:
+                if call.state == "queued" and not self._settle_unstartable(call):
+                    return
+                self._release(call)
+                gate.passed(call)
+                if self.discarded:  # an observer discarded the attempt
+                    return
+            return
+        for call in gate.releasable(self.calls, unsafe_running=self._executing.unsafe_running):
             if call.state == "queued" and not self._settle_unstartable(call):
                 break
             self._release(call)
-            if self.cancellation.discarded:  # an observer discarded the attempt
+            if self.discarded:  # an observer discarded the attempt
                 break
 
     def _settle_unstartable(self, call: Call) -> bool:
@@ -418,9 +436,7 @@ class RunCore:
         outcome = call.outcome
         if outcome.cancel_reason == "sibling_error":
             # The description is settled now: every earlier call has an answer.
-            outcome = call.outcome = self.cancellation.synthetic(
-                call, "sibling_error", started=call.started
-            )
+            outcome = call.outcome = self.cancellation.sibling_error_answer(call)
         if outcome.stop_reason is not None and self.stop_reason is None:
             self.stop_reason = outcome.stop_reason
         if call.started:  # (an id refused at admission never did)

@@ -83,6 +83,24 @@ class OrderedGate:
             return _NOTHING  # the head is still executing: nothing moves (the common case)
         return self._in_arrival_order(calls)
 
+    def head(self, calls: Sequence[Call]) -> Call | None:
+        """Arrival order: the first unreleased call if it may leave now, else None.
+
+        It is offered while ``completed``, and also while still ``queued`` (the
+        run answers it if it can never start, or stops).  Tell the gate with
+        :meth:`passed` once it is released; :meth:`releasable` does the same
+        as a loop.
+        """
+        head = self._next_release
+        if head < len(calls) and calls[head].state in _AT_HEAD:
+            return calls[head]
+        return None
+
+    def passed(self, call: Call) -> None:
+        """Arrival order: ``call``, offered by :meth:`head`, was released; move past it."""
+        if call.index == self._next_release and _is_released(call):
+            self._next_release += 1
+
     def _in_arrival_order(self, calls: Sequence[Call]) -> Iterator[Call]:
         while self._next_release < len(calls):
             call = calls[self._next_release]

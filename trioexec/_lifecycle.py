@@ -198,55 +198,64 @@ async def run_tool_use(
         else None
     )
     expiry: Expiry | None = None
+    timed_out = False
+    # No ``finally`` here: every handler a ``Cancelled`` passes costs trio's
+    # exception class (its metaclass) a Python-level subclass check on 3.11,
+    # paid by each call a cascade stops.  Each way out ends the step itself.
     try:
-        try:
-            if limits is None or env.timeout_watch is None:
-                output = await tool.call(parsed, ctx, progress)
-            else:
-                with trio.CancelScope() as limit_scope:
-                    env.timeout_watch.arm(tool_id, limit_scope, limits)
-                    try:
-                        output = await tool.call(parsed, ctx, progress)
-                    finally:
-                        expiry = env.timeout_watch.disarm(tool_id)
-                if limit_scope.cancelled_caught:  # the limit ran out before the tool returned
-                    assert expiry is not None
-                    assert on_timeout is not None
-                    return on_timeout(expiry)
-        except BaseExceptionGroup as group:
-            cancelled, failures = split_cancelled(group)
-            if cancelled is None or failures is None:
-                raise
-            # The tool's own nursery failed while being cancelled: the
-            # cancellation wins (its scope answers the call); failures are logged.
-            logger.warning("tool call %s failed while being cancelled", tool_id, exc_info=failures)
-            raise cancelled from None
-        finally:
-            if gate is not None:
-                _leave(gate, alone)
+        if limits is None or env.timeout_watch is None:
+            output = await tool.call(parsed, ctx, progress)
+        else:
+            with trio.CancelScope() as limit_scope:
+                env.timeout_watch.arm(tool_id, limit_scope, limits)
+                try:
+                    output = await tool.call(parsed, ctx, progress)
+                finally:
+                    expiry = env.timeout_watch.disarm(tool_id)
+            timed_out = limit_scope.cancelled_caught  # the limit ran out before it returned
     except Exception as exc:
-        failure = format_tool_error(exc)
-        outcome = CallOutcome(
-            ToolResult(tool_id, failure, is_error=True), attachments, stop_reason=stop_reason
-        )
-        on_returned(outcome)
-        if guard is not None and guard.hooks.entries:
-            after = await after_call(
-                guard,
-                tool,
-                tool_use,
-                raw_input,
-                response=None,
-                error=failure,
-                cwd=env.cwd,
-                parsed_input=parsed,
-                background=env.background,
+        if gate is not None:  # its place is given back before the post hooks run
+            _leave(gate, alone)
+        try:
+            failure = format_tool_error(exc)
+            outcome = CallOutcome(
+                ToolResult(tool_id, failure, is_error=True), attachments, stop_reason=stop_reason
             )
-            outcome = _with_post(outcome, after)
-        return outcome
-    finally:
-        if observers:
-            observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
+            on_returned(outcome)
+            if guard is not None and guard.hooks.entries:
+                after = await after_call(
+                    guard,
+                    tool,
+                    tool_use,
+                    raw_input,
+                    response=None,
+                    error=failure,
+                    cwd=env.cwd,
+                    parsed_input=parsed,
+                    background=env.background,
+                )
+                outcome = _with_post(outcome, after)
+            return outcome
+        finally:
+            if observers:
+                observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
+    except BaseException as exc:  # Cancelled, or what stops the run
+        _end_call_step(gate, alone, observers, tool_id)
+        if isinstance(exc, BaseExceptionGroup):
+            cancelled, failures = split_cancelled(exc)
+            if cancelled is not None and failures is not None:
+                # The tool's own nursery failed while being cancelled: the
+                # cancellation wins (its scope answers the call); failures are logged.
+                logger.warning(
+                    "tool call %s failed while being cancelled", tool_id, exc_info=failures
+                )
+                raise cancelled from None
+        raise
+    _end_call_step(gate, alone, observers, tool_id)
+    if timed_out:
+        assert expiry is not None
+        assert on_timeout is not None
+        return on_timeout(expiry)
 
     modifier: ContextModifier | None = None
     if isinstance(output, ToolOutput):
@@ -295,6 +304,16 @@ async def _replaced_output(
     except Exception as exc:
         return ToolResult(result.tool_use_id, format_tool_error(exc), is_error=True)
     return await _finalize(tool, replaced, session_dir)
+
+
+def _end_call_step(
+    gate: SoloGate | None, alone: bool, observers: ObserverSet, tool_id: str
+) -> None:
+    """The call step is over: give its place back and tell the observers."""
+    if gate is not None:
+        _leave(gate, alone)
+    if observers:
+        observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
 
 
 def _leave(gate: SoloGate, alone: bool) -> None:

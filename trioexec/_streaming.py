@@ -172,8 +172,9 @@ class StreamingExecutor:
             self._pending.extend(core.next_startable())
 
     def _on_settled(self) -> None:
-        self._start_queued()
         core = self._core
+        if core.has_queued:
+            self._start_queued()
         if self._input_closed and core.all_released and not core.executing_count:
             core.close_output()
 
