@@ -188,12 +188,13 @@ class StreamingExecutor:
         """Owns the turn scope, the sibling scope and the calls' nursery.
 
         Started with ``start_soon``, it opens the nursery without a checkpoint
-        (so it always gets that far) and starts the tasks of the calls
-        :meth:`add_tool` started before it ran.  It keeps the nursery open
-        until the input ends; then the nursery closes once the last call's
-        task has ended (a call completing starts the next ones from its own
-        task, so no call is ever started in a closed nursery).  If it is
-        cancelled while waiting, no call starts from then on.
+        (so it always gets that far) and starts the calls :meth:`add_tool`
+        started before it ran: the first in its own body (inside the
+        nursery, like a child), the others as tasks.  It keeps the nursery's
+        body going until the input ends; then the nursery closes once the
+        last call's task has ended (a call completing starts the next ones
+        from its own task, so no call is ever started in a closed nursery).
+        Once it is cancelled, no call starts any more.
         """
         core = self._core
         try:
@@ -201,15 +202,17 @@ class StreamingExecutor:
                 async with trio.open_nursery() as nursery:
                     pending, self._pending = self._pending, None
                     self._nursery = nursery
-                    for call in pending or ():
-                        nursery.start_soon(core.run_call, call)
-                    if not self._input_closed:
-                        self._input_ended = trio.Event()
-                        try:
+                    try:
+                        if pending:
+                            for call in pending[1:]:
+                                nursery.start_soon(core.run_call, call)
+                            await core.run_call(pending[0])
+                        if not self._input_closed:
+                            self._input_ended = trio.Event()
                             await self._input_ended.wait()
-                        except BaseException:
-                            self._nursery = None  # it may close at any moment now
-                            raise
+                    except BaseException:
+                        self._nursery = None  # it may close at any moment now
+                        raise
         finally:
             self._nursery = None
             self._pending = None
