@@ -44,7 +44,7 @@ from ._texts import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from ._call import Expiry
     from ._events import CancelReason
@@ -317,48 +317,66 @@ class GraceWatchdog:
 
     No task runs while nothing is being cancelled: the watch task is started
     (in ``nursery``, outside the run's scopes) at the first cancellation
-    request and ends as soon as no requested call is left unanswered.
+    request and ends as soon as no requested call is left unanswered.  What
+    it keeps per call is the request time on the call and one count: a
+    cascade stopping N siblings costs O(1) each; only a watch that fires
+    looks at the executing calls (``executing()``).
 
     Attributes:
         grace_period: seconds, or None to wait silently.
         nursery: where the watch task runs; set by the run for its lifetime.
     """
 
-    __slots__ = ("_answer", "_running", "_scope", "_waiting", "grace_period", "nursery")
+    __slots__ = (
+        "_answer",
+        "_executing",
+        "_running",
+        "_scope",
+        "_unanswered",
+        "grace_period",
+        "nursery",
+    )
 
-    def __init__(self, grace_period: float | None, answer: Callable[[Call], None]) -> None:
+    def __init__(
+        self,
+        grace_period: float | None,
+        answer: Callable[[Call], None],
+        executing: Callable[[], Iterable[Call]],
+    ) -> None:
         self.grace_period = grace_period
         self.nursery: trio.Nursery | None = None
         self._answer = answer
-        self._waiting: dict[Call, None] = {}  # requested, not answered yet (insertion-ordered)
+        self._executing = executing
+        self._unanswered = 0  # requested, not answered yet
         self._running = False
         self._scope: trio.CancelScope | None = None
 
     def request(self, call: Call, now: float) -> None:
-        """Cancellation of ``call`` was requested at ``now`` (the first request counts)."""
+        """Cancellation of executing ``call`` was asked for at ``now`` (the first time counts)."""
         if call.cancel_requested_at is not None:
             return
         call.cancel_requested_at = now
-        if self.grace_period is None or self.nursery is None:
+        if self.grace_period is None:
             return
-        self._waiting[call] = None
+        self._unanswered += 1
         if not self._running:
-            self._running = True
-            self.nursery.start_soon(self._watch)
+            if self.nursery is not None:
+                self._running = True
+                self.nursery.start_soon(self._watch)
         elif self._scope is not None:
             self._scope.deadline = min(self._scope.deadline, now + self.grace_period)
 
     def answered(self, call: Call) -> None:
-        """``call`` has its answer: stop watching it (and stop the task if it was the last)."""
-        if call not in self._waiting:
+        """``call``, whose cancellation was requested, has its answer (the last stops the watch)."""
+        if self.grace_period is None:
             return
-        del self._waiting[call]
-        if not self._waiting and self._scope is not None:
+        self._unanswered -= 1
+        if not self._unanswered and self._scope is not None:
             self._scope.cancel(reason="no cancelled call left unanswered")
 
     async def _watch(self) -> None:
         try:
-            while self._waiting:
+            while self._unanswered:
                 with trio.CancelScope(deadline=self._next_due()) as scope:
                     self._scope = scope
                     await trio.sleep_forever()
@@ -372,15 +390,20 @@ class GraceWatchdog:
             self._scope = None
             self._running = False
 
+    def _requested(self) -> list[Call]:
+        return [c for c in self._executing() if c.cancel_requested_at is not None]
+
     def _next_due(self) -> float:
         assert self.grace_period is not None
-        due = [c.cancel_requested_at for c in self._waiting if c.cancel_requested_at is not None]
+        due = [
+            c.cancel_requested_at for c in self._requested() if c.cancel_requested_at is not None
+        ]
         return min(due) + self.grace_period if due else math.inf
 
     def _answer_overdue(self) -> None:
         assert self.grace_period is not None
         now = trio.current_time()
-        for call in sorted(self._waiting, key=lambda c: c.index):
+        for call in sorted(self._requested(), key=lambda c: c.index):
             requested = call.cancel_requested_at
             if requested is not None and now >= requested + self.grace_period:
                 logger.warning(
@@ -390,5 +413,4 @@ class GraceWatchdog:
                     call.tool_use.name,
                     now - requested,
                 )
-                self._waiting.pop(call, None)
                 self._answer(call)

@@ -93,7 +93,9 @@ class RunCore:
         )
         self._cascades = cascade_rule(policy, batch=defer_modifiers)
         self._spares_blocking = not defer_modifiers and policy.interrupt_queued == "by-behavior"
-        self.watchdog = GraceWatchdog(grace_period, self._answer_overdue)
+        self.watchdog = GraceWatchdog(
+            grace_period, self._answer_overdue, executing=lambda: self._executing
+        )
         self.calls: list[Call] = []
         self.released: list[ResultUpdate] = []
         self.in_progress: set[str] = set()
@@ -257,13 +259,22 @@ class RunCore:
                 with call.scope:
                     outcome = await self._lifecycle(call)
         except BaseException as exc:
-            if type(exc) is trio.Cancelled and self.cancellation.cause is not None:
+            cancellation = self.cancellation
+            if (
+                type(exc) is trio.Cancelled
+                and cancellation.cause is not None
+                # A scope delivered it: the sibling scope (no shield lies
+                # between it and here), or any other (asked of trio).
+                and (
+                    cancellation.sibling_scope.cancel_called
+                    or trio.current_effective_deadline() == -math.inf
+                )
+            ):
                 # The common case (a cascade, an abort, a discard...): the run
                 # already knows why its calls are being stopped.
-                if trio.current_effective_deadline() == -math.inf:  # a scope delivered it
-                    self._finish_stopped(call)
-                    raise
-            elif delivered_by_a_scope(exc):
+                self._finish_stopped(call)
+                raise
+            if delivered_by_a_scope(exc):
                 self._note_outer_cancellation(exc)
                 self._finish_stopped(call)
                 raise
@@ -312,8 +323,9 @@ class RunCore:
         if call.returned is not None:
             self.complete(call, call.returned)
             return
-        reason = self.cancellation.reason_for(call)
-        self.complete(call, self.cancellation.answer_now(call, reason, started=True))
+        cancellation = self.cancellation
+        reason = cancellation.reason_for(call)
+        self.complete(call, cancellation.answer_now(call, reason, started=True))
 
     def _timed_out(self, call: Call, expiry: Expiry) -> CallOutcome:
         """The answer of a call whose own time limit stopped its call step."""

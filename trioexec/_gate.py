@@ -98,7 +98,7 @@ class OrderedGate:
 
     def passed(self, call: Call) -> None:
         """Arrival order: ``call``, offered by :meth:`head`, was released; move past it."""
-        if call.index == self._next_release and _is_released(call):
+        if call.index == self._next_release and call.state == "released":
             self._next_release += 1
 
     def _in_arrival_order(self, calls: Sequence[Call]) -> Iterator[Call]:
