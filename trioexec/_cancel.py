@@ -44,7 +44,7 @@ from ._texts import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
 
     from ._call import Expiry
     from ._events import CancelReason
@@ -317,19 +317,24 @@ class GraceWatchdog:
 
     No task runs while nothing is being cancelled: the watch task is started
     (in ``nursery``, outside the run's scopes) at the first cancellation
-    request and ends as soon as no requested call is left unanswered.  What
-    it keeps per call is the request time on the call and one count: a
-    cascade stopping N siblings costs O(1) each; only a watch that fires
-    looks at the executing calls (``executing()``).
+    request and ends as soon as no requested call is left unanswered.  Per
+    call it costs O(1): the request time (on the call), an append and a
+    count; only a watch that fires looks through the requested calls.
+
+    The run lends the watchdog its nursery and its ``answer`` for its
+    lifetime (:meth:`open` / :meth:`close`); outside it a request is only
+    recorded.  Holding the run's method only while the run is open keeps a
+    finished run free of reference cycles: its records are freed at once,
+    not by the cycle collector.
 
     Attributes:
         grace_period: seconds, or None to wait silently.
-        nursery: where the watch task runs; set by the run for its lifetime.
+        nursery: where the watch task runs, while the run is open.
     """
 
     __slots__ = (
         "_answer",
-        "_executing",
+        "_requested",
         "_running",
         "_scope",
         "_unanswered",
@@ -337,42 +342,49 @@ class GraceWatchdog:
         "nursery",
     )
 
-    def __init__(
-        self,
-        grace_period: float | None,
-        answer: Callable[[Call], None],
-        executing: Callable[[], Iterable[Call]],
-    ) -> None:
+    def __init__(self, grace_period: float | None) -> None:
         self.grace_period = grace_period
         self.nursery: trio.Nursery | None = None
-        self._answer = answer
-        self._executing = executing
-        self._unanswered = 0  # requested, not answered yet
+        self._answer: Callable[[Call], None] = _answer_nothing
+        self._requested: list[Call] = []  # in request order; answered ones are dropped lazily
+        self._unanswered = 0  # how many of them have no answer yet
         self._running = False
         self._scope: trio.CancelScope | None = None
 
+    def open(self, nursery: trio.Nursery, answer: Callable[[Call], None]) -> None:
+        """The run is open: watch in ``nursery``; ``answer(call)`` answers an overdue call."""
+        self.nursery = nursery
+        self._answer = answer
+
+    def close(self) -> None:
+        """The run is over: nothing more is watched, and its ``answer`` is let go."""
+        self.nursery = None
+        self._answer = _answer_nothing
+
     def request(self, call: Call, now: float) -> None:
-        """Cancellation of executing ``call`` was asked for at ``now`` (the first time counts)."""
+        """Cancellation of ``call`` was requested at ``now`` (the first request counts)."""
         if call.cancel_requested_at is not None:
             return
         call.cancel_requested_at = now
-        if self.grace_period is None:
+        if self.grace_period is None or self.nursery is None:
             return
+        self._requested.append(call)
         self._unanswered += 1
         if not self._running:
-            if self.nursery is not None:
-                self._running = True
-                self.nursery.start_soon(self._watch)
+            self._running = True
+            self.nursery.start_soon(self._watch)
         elif self._scope is not None:
             self._scope.deadline = min(self._scope.deadline, now + self.grace_period)
 
     def answered(self, call: Call) -> None:
         """``call``, whose cancellation was requested, has its answer (the last stops the watch)."""
-        if self.grace_period is None:
-            return
+        if not self._unanswered:
+            return  # it was requested while nothing was watched
         self._unanswered -= 1
-        if not self._unanswered and self._scope is not None:
-            self._scope.cancel(reason="no cancelled call left unanswered")
+        if not self._unanswered:
+            self._requested.clear()
+            if self._scope is not None:
+                self._scope.cancel(reason="no cancelled call left unanswered")
 
     async def _watch(self) -> None:
         try:
@@ -390,22 +402,26 @@ class GraceWatchdog:
             self._scope = None
             self._running = False
 
-    def _requested(self) -> list[Call]:
-        return [c for c in self._executing() if c.cancel_requested_at is not None]
+    def _waiting(self) -> list[Call]:
+        """The requested calls still unanswered (the answered are dropped here, once)."""
+        self._requested = [call for call in self._requested if call.outcome is None]
+        return self._requested
 
     def _next_due(self) -> float:
         assert self.grace_period is not None
-        due = [
-            c.cancel_requested_at for c in self._requested() if c.cancel_requested_at is not None
-        ]
+        due = [c.cancel_requested_at for c in self._waiting() if c.cancel_requested_at is not None]
         return min(due) + self.grace_period if due else math.inf
 
     def _answer_overdue(self) -> None:
         assert self.grace_period is not None
         now = trio.current_time()
-        for call in sorted(self._requested(), key=lambda c: c.index):
+        for call in sorted(self._waiting(), key=lambda c: c.index):
             requested = call.cancel_requested_at
-            if requested is not None and now >= requested + self.grace_period:
+            if (
+                call.outcome is None
+                and requested is not None
+                and now >= requested + self.grace_period
+            ):
                 logger.warning(
                     "tool call %s (%s) ignored cancellation for %.1fs; answering it on its "
                     "behalf and waiting for its task to end",
@@ -414,3 +430,7 @@ class GraceWatchdog:
                     now - requested,
                 )
                 self._answer(call)
+
+
+def _answer_nothing(call: Call) -> None:
+    """The watchdog's answer while no run is open (it never watches then)."""

@@ -93,9 +93,7 @@ class RunCore:
         )
         self._cascades = cascade_rule(policy, batch=defer_modifiers)
         self._spares_blocking = not defer_modifiers and policy.interrupt_queued == "by-behavior"
-        self.watchdog = GraceWatchdog(
-            grace_period, self._answer_overdue, executing=lambda: self._executing
-        )
+        self.watchdog = GraceWatchdog(grace_period)  # answers through the run while it is open
         self.calls: list[Call] = []
         self.released: list[ResultUpdate] = []
         self.in_progress: set[str] = set()
