@@ -30,6 +30,7 @@ import trio
 from ._call import Call, CallOutcome, error_outcome, id_problem, unknown_tool_outcome
 from ._cancel import (
     DEFAULT_GRACE_PERIOD,
+    SIBLING_ERROR_PENDING,
     Cancellation,
     GraceWatchdog,
     cancel_at_end_of_instant,
@@ -320,6 +321,10 @@ class RunCore:
             return
         if call.returned is not None:
             self.complete(call, call.returned)
+            return
+        reason = call.cancel_reason  # (Cancellation.reason_for, without the call)
+        if reason == "sibling_error":  # a cascade's siblings: the settled text waits for release
+            self.complete(call, SIBLING_ERROR_PENDING)
             return
         cancellation = self.cancellation
         reason = cancellation.reason_for(call)

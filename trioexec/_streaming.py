@@ -175,7 +175,7 @@ class StreamingExecutor:
         core = self._core
         if core.has_queued:
             self._start_queued()
-        if self._input_closed and not core.executing_count and core.all_released:
+        if self._input_closed and core.all_released and not core.executing_count:
             core.close_output()
 
     def _end_input(self) -> None:
