@@ -54,9 +54,10 @@ _BASE_VALIDATE_INPUT = Tool.validate_input
 _BASE_CHECK_PERMISSIONS = Tool.check_permissions
 
 
-@attrs.frozen(eq=False)
+@attrs.define(eq=False)
 class CallEnv:
-    """What every call of one run shares.
+    """What every call of one run shares (built once per run; treated as immutable:
+    not frozen, because a frozen attrs class costs twice as much to build).
 
     ``timeout_watch`` enforces the tools' time limits (``tool_timeouts``
     overrides them by tool name for this run); ``background`` is where the
@@ -123,12 +124,12 @@ async def run_tool_use(
     if issue is not None:
         return error_outcome(tool_id, input_error_text(tool, issue))
     guard = env.guard
-    ctx = CallContext(
-        tool_use=tool_use,
-        state=state,
-        cwd=env.cwd,
-        session_dir=env.session_dir,
-        permissions=guard.permissions if guard is not None else None,
+    ctx = CallContext(  # (tool_use, state, cwd, session_dir, permissions): positional is cheaper
+        tool_use,
+        state,
+        env.cwd,
+        env.session_dir,
+        None if guard is None else guard.permissions,
     )
     if guard is not None:  # no guard: no permission rules, so no deny rule to match
         denial = denial_before_validation(tool, parsed, ctx)
