@@ -300,20 +300,36 @@ class GraceWatchdog:
     (in ``nursery``, outside the run's scopes) at the first cancellation
     request and ends as soon as no requested call is left unanswered.
 
+    The run lends the watchdog its nursery and its ``answer`` for its
+    lifetime (:meth:`open` / :meth:`close`); outside it a request is only
+    recorded.  Holding the run's method only while the run is open keeps a
+    finished run free of reference cycles: its records are freed at once,
+    not by the cycle collector.
+
     Attributes:
         grace_period: seconds, or None to wait silently.
-        nursery: where the watch task runs; set by the run for its lifetime.
+        nursery: where the watch task runs, while the run is open.
     """
 
     __slots__ = ("_answer", "_running", "_scope", "_waiting", "grace_period", "nursery")
 
-    def __init__(self, grace_period: float | None, answer: Callable[[Call], None]) -> None:
+    def __init__(self, grace_period: float | None) -> None:
         self.grace_period = grace_period
         self.nursery: trio.Nursery | None = None
-        self._answer = answer
+        self._answer: Callable[[Call], None] = _answer_nothing
         self._waiting: dict[Call, None] = {}  # requested, not answered yet (insertion-ordered)
         self._running = False
         self._scope: trio.CancelScope | None = None
+
+    def open(self, nursery: trio.Nursery, answer: Callable[[Call], None]) -> None:
+        """The run is open: watch in ``nursery``; ``answer(call)`` answers an overdue call."""
+        self.nursery = nursery
+        self._answer = answer
+
+    def close(self) -> None:
+        """The run is over: nothing more is watched, and its ``answer`` is let go."""
+        self.nursery = None
+        self._answer = _answer_nothing
 
     def request(self, call: Call, now: float) -> None:
         """Cancellation of ``call`` was requested at ``now`` (the first request counts)."""
@@ -373,3 +389,7 @@ class GraceWatchdog:
                 )
                 self._waiting.pop(call, None)
                 self._answer(call)
+
+
+def _answer_nothing(call: Call) -> None:
+    """The watchdog's answer while no run is open (it never watches then)."""

@@ -91,7 +91,7 @@ class RunCore:
         )
         self._cascades = cascade_rule(policy, batch=defer_modifiers)
         self._spares_blocking = not defer_modifiers and policy.interrupt_queued == "by-behavior"
-        self.watchdog = GraceWatchdog(grace_period, self._answer_overdue)
+        self.watchdog = GraceWatchdog(grace_period)  # answers through the run while it is open
         self.calls: list[Call] = []
         self.released: list[ResultUpdate] = []
         self.in_progress: set[str] = set()
@@ -105,7 +105,8 @@ class RunCore:
         """BaseExceptions user code raised during the run, in order: they propagate at its end."""
         self._run_scope: trio.CancelScope | None = None
         self.on_settled: Callable[[], None] = _nothing
-        self.observers.on_fault = self.record_fault
+        if self._observed:  # (an empty set never faults: no reference cycle for nothing)
+            self.observers.on_fault = self.record_fault
         self.turn._attach(self)  # the run/turn handshake
 
     @property

@@ -148,7 +148,7 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
     try:
         async with trio.open_nursery() as nursery:
             core._run_scope = nursery.cancel_scope
-            core.watchdog.nursery = nursery
+            core.watchdog.open(nursery, core._answer_overdue)
             if core.env.timeout_watch is not None:
                 core.env.timeout_watch.nursery = nursery
             if core.env.background is not None:
@@ -168,7 +168,7 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
     except BaseException as exc:  # decided below, once every call is answered
         exit_error = exc
     finally:
-        core.watchdog.nursery = None
+        core.watchdog.close()
         if core.env.timeout_watch is not None:
             core.env.timeout_watch.nursery = None
         if core.env.background is not None:
