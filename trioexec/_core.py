@@ -81,7 +81,7 @@ class RunCore:
         self.env = env
         self.turn = turn
         self.observers: ObserverSet = env.observers
-        self._observed = bool(env.observers)  # nobody observes: no event is built
+        self._observed = env.observed  # nobody observes: no event is built
         self.context: ContextState = context
         self.max_concurrency = max_concurrency
         self.policy = policy
@@ -291,7 +291,7 @@ class RunCore:
             call.tool_use,
             call.compiled,
             env=self.env,
-            state=call.context_at_start or {},
+            state=call.context_at_start if call.context_at_start is not None else {},
             progress=lambda data: self.progress(call, data),
             on_returned=call.set_returned,
             on_timeout=lambda expiry: self._timed_out(call, expiry),

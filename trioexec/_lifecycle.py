@@ -73,6 +73,11 @@ class CallEnv:
     tool_timeouts: Mapping[str, ToolTimeouts] = attrs.field(factory=dict)
     background: BackgroundHooks | None = None
     solo: SoloGate | None = None
+    observed: bool = attrs.field(init=False)
+    """Whether anybody observes (decided once: no event is built for nobody)."""
+
+    def __attrs_post_init__(self) -> None:
+        self.observed = bool(self.observers)
 
 
 async def run_tool_use(
@@ -181,7 +186,9 @@ async def run_tool_use(
     await trio.lowlevel.checkpoint_if_cancelled()
     if answered():
         return None
-    gate = env.solo if admission is not None and admission.safe else None
+    gate = env.solo
+    if gate is not None and (admission is None or not admission.safe):
+        gate = None  # only a call started as safe shares places with others
     if gate is not None:
         if alone:
             await gate.enter_solo()
@@ -190,8 +197,8 @@ async def run_tool_use(
         if answered():  # answered on its behalf while it waited its turn
             _leave(gate, alone)
             return None
-    observers = env.observers
-    if observers:
+    observers = env.observers if env.observed else None
+    if observers is not None:
         observers.call_event(CallEvent(trio.current_time(), tool_id, "call_began"))
     limits = (
         resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
@@ -246,7 +253,7 @@ async def run_tool_use(
             outcome = _with_post(outcome, after)
         return outcome
     finally:
-        if observers:
+        if observers is not None:
             observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
 
     modifier: ContextModifier | None = None
