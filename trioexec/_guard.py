@@ -241,7 +241,6 @@ async def authorize_call(
     raw: Mapping[str, JSONValue] = tool_use.input
     # Hooks see the observable input (declared paths made absolute); the tool
     # (and can_use_tool) get the model's input unless a hook replaces it.
-    observed = _observable(tool, raw, ctx.cwd)
     speculative: SpeculativeCheck | None = getattr(tool, "speculative_permission_check", None)
     entries = (
         guard.hooks.matching(
@@ -252,6 +251,7 @@ async def authorize_call(
     )
     tool_check: PermissionResult | None = None
     if entries:
+        observed = _observable(tool, raw, ctx.cwd)
         hook_input = _hook_input(guard, "PreToolUse", tool, tool_use, observed, str(ctx.cwd))
         outcome, tool_check = await _pre_hooks(
             entries, hook_input, speculative, parsed_input, ctx, background

@@ -122,15 +122,13 @@ async def check_permission_chain(
         return allowed
     if hook_decision == "ask":
         return PermissionResult.ask(own.message)
-    if permissions.mode == "bypass":
-        return allowed
+    if permissions.mode == "bypass" or own.behavior == "allow":
+        return allowed  # the tool's own allow: an allow rule could only say the same
     allow = permissions.rules_for(rule_names(tool, access, "allow"), "allow")
     if allow.whole or _any_rule_matches(
         tool, allow.contents, parsed_input, ctx, "allow", permissions, resolver
     ):
         return allowed
-    if own.behavior == "allow":
-        return own
     return PermissionResult.ask(own.message)
 
 

@@ -69,8 +69,10 @@ _SCRIPT = Word("\0script", "\0script", static=False)
 
 
 def command_views(analysis: ShellAnalysis) -> Iterator[View]:
-    """Every command ``analysis`` may run, as word tuples (see the module docstring), each
-    once.  ``analysis`` is the one :func:`analyse` gives for its source."""
+    """Every command ``analysis`` may run, as word tuples (see the module docstring), in
+    order (a command written twice gives its views twice: every consumer asks whether
+    any view matches, or collects names it deduplicates itself).  ``analysis`` is the
+    one :func:`analyse` gives for its source."""
     return iter(_read_views(analysis.source)[0])
 
 
@@ -89,7 +91,7 @@ def _read_views(source: str) -> tuple[tuple[View, ...], tuple[str, ...]]:
             scripts.append(view[1].text)
         else:
             views.append(view)
-    return tuple(dict.fromkeys(views)), tuple(dict.fromkeys(scripts))
+    return tuple(views), tuple(dict.fromkeys(scripts)) if scripts else ()
 
 
 def _all_views(analysis: ShellAnalysis) -> Iterator[View]:

@@ -70,6 +70,11 @@ def path_words(command: str) -> tuple[list[list[Word]], list[str]] | None:
     return _read(command)
 
 
+def read_words(command: str) -> tuple[tuple[tuple[Word, ...], ...], tuple[str, ...]] | None:
+    """:func:`path_words` without copying: the cached reading itself (never mutate it)."""
+    return _read_cached(command)
+
+
 @functools.lru_cache(maxsize=1024)
 def _read_cached(command: str) -> tuple[tuple[tuple[Word, ...], ...], tuple[str, ...]] | None:
     analysis = analyse(command)

@@ -25,7 +25,7 @@ from .._shell_commands import UNSURE, command_views, nested_scripts, write_targe
 from .._shell_syntax import ShellAnalysis, Word, analyse
 from .._texts import read_denied_message, sensitive_file_message
 from .._tool import PermissionResult
-from ._bash_classifier import is_read_only_command, path_words, stays_in_working_directory
+from ._bash_classifier import is_read_only_command, read_words, stays_in_working_directory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,6 +44,9 @@ __all__ = [
 _MAX_BASES = 16
 _MAX_GLOB_MATCHES = 1000
 _MAX_WALK = 2000
+
+_Plan = tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]]
+"""What :func:`resolves_inside` looks at: ``(word, name)`` pairs, then the ``cd`` targets."""
 
 
 @attrs.frozen
@@ -81,9 +84,12 @@ def _writes_of(command: str) -> tuple[Word, ...]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _allowable(command: str) -> bool:
-    """Read-only and lexically inside the working directory: only the disk can say no."""
-    return is_read_only_command(command) and stays_in_working_directory(command)
+def _allowable(command: str) -> _Plan | None:
+    """Read-only and lexically inside the working directory (only the disk can say no):
+    what :func:`resolves_inside` looks at; None for any other command."""
+    if not (is_read_only_command(command) and stays_in_working_directory(command)):
+        return None
+    return _inside_names(command)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -411,7 +417,8 @@ def judge_paths(
         else:
             message = sensitive_file_message(path)
         return PermissionResult.ask(message, safety_check=True)
-    if _allowable(command) and resolves_inside(command, cwd):
+    plan = _allowable(command)
+    if plan is not None and _plan_resolves_inside(plan, cwd):
         return PermissionResult.allow()
     return PermissionResult.passthrough()
 
@@ -437,6 +444,10 @@ def resolves_inside(command: str, cwd: Path) -> bool:
     plan = _inside_names(command)
     if plan is None:
         return False
+    return _plan_resolves_inside(plan, cwd)
+
+
+def _plan_resolves_inside(plan: _Plan, cwd: Path) -> bool:
     answer = _resolves_inside_directly(plan, str(cwd))
     if answer is not None:
         return answer
@@ -444,10 +455,10 @@ def resolves_inside(command: str, cwd: Path) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def _inside_names(command: str) -> tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]] | None:
+def _inside_names(command: str) -> _Plan | None:
     """For :func:`resolves_inside`: ``(word, name)`` pairs and the ``cd`` targets of the
     classifier's reading of the line (None: it does not read it)."""
-    lexed = path_words(command)
+    lexed = read_words(command)
     if lexed is None:
         return None
     commands, inputs = lexed
@@ -455,7 +466,11 @@ def _inside_names(command: str) -> tuple[tuple[tuple[Word, str], ...], tuple[Wor
     moves: list[Word] = []
     for words in commands:
         for word in words[1:]:
-            for name in candidates(word.text):  # each name is checked once
+            text = word.text
+            if text[:1] != "-" or text == "-":  # not an option: the word names itself
+                names.setdefault((text, word.expands), (word, text))
+                continue
+            for name in candidates(text):  # each name is checked once
                 names.setdefault((name, word.expands), (word, name))
         if words[0].text == "cd" and len(words) == 2:
             moves.append(words[1])
@@ -465,6 +480,18 @@ def _inside_names(command: str) -> tuple[tuple[tuple[Word, str], ...], tuple[Wor
 def _plainly_inside(base: str, name: str) -> bool | None:
     """True when ``name`` under the directory ``base`` (itself inside) meets no symbolic
     link and no ``..`` (so it resolves inside, or does not exist); None: resolve it."""
+    if "/" not in name:  # one component: one lstat
+        if name in ("", "."):
+            return True
+        if name == "..":
+            return None
+        try:
+            mode = os.lstat(f"{base.rstrip('/')}/{name}").st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # nothing there: the name as written stays inside
+        except OSError:
+            return None
+        return None if stat.S_ISLNK(mode) else True
     if name.startswith("/") or ".." in name.split("/"):
         return None
     path = base.rstrip("/")
@@ -483,9 +510,7 @@ def _plainly_inside(base: str, name: str) -> bool | None:
     return True
 
 
-def _resolves_inside_directly(
-    plan: tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]], cwd: str
-) -> bool | None:
+def _resolves_inside_directly(plan: _Plan, cwd: str) -> bool | None:
     """:func:`resolves_inside` with ``lstat`` alone; None where that cannot say."""
     names, moves = plan
     bases = [cwd]
@@ -512,9 +537,7 @@ def _resolves_inside_directly(
     return True
 
 
-def _resolves_inside_resolved(
-    plan: tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]], cwd: Path
-) -> bool:
+def _resolves_inside_resolved(plan: _Plan, cwd: Path) -> bool:
     """:func:`resolves_inside` with every name resolved by ``realpath``."""
     names, moves = plan
     root = Path(os.path.realpath(cwd))
