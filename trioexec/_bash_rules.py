@@ -17,7 +17,6 @@ directory (``>``, ``tee``, ``sort -o``, ``sed -i``...).
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -30,7 +29,7 @@ from ._shell_syntax import Redirect, Word, analyse
 if TYPE_CHECKING:
     from ._rules import RuleBehavior
 
-__all__ = ["match_bash_rule", "writes_outside_working_directory"]
+__all__ = ["match_bash_rule", "match_bash_rules", "writes_outside_working_directory"]
 
 
 def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior = "allow") -> bool:
@@ -78,6 +77,49 @@ def _match(content: str, command: str, behavior: RuleBehavior) -> bool:
     return texts is not None and all(rule.test(text) for text in texts)
 
 
+def match_bash_rules(
+    contents: tuple[str, ...], command: str, *, behavior: RuleBehavior = "allow"
+) -> bool:
+    """Whether one of the ``Bash(content)`` rules of ``behavior`` applies to ``command``.
+
+    The same answer as ``any(match_bash_rule(c, command, behavior=behavior) for c in
+    contents)``, worked out in one pass over the line's views: the rules are compiled
+    once per set of contents (a settings file's), the answer kept per line.
+
+    Never raises.
+    """
+    if not contents:
+        return False
+    return _match_all(contents, command, behavior)
+
+
+@functools.lru_cache(maxsize=4096)
+def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) -> bool:
+    rules = _rules_of(contents)
+    line = command.strip()
+    for content, _ in rules:
+        if line == content:
+            return True
+    if behavior != "allow":
+        for view in _views_of(command):
+            if view.any_command:
+                return True  # any command at all: every rule may match it
+            for _, rule in rules:
+                if _may_match(rule, view):
+                    return True
+        return False
+    texts = _allow_texts(command)
+    if texts is None:
+        return False
+    return any(all(rule.test(text) for text in texts) for _, rule in rules)
+
+
+@functools.lru_cache(maxsize=256)
+def _rules_of(contents: tuple[str, ...]) -> tuple[tuple[str, _Rule], ...]:
+    """Each content stripped, with its compiled rule (per settings, not per command)."""
+    return tuple((c.strip(), _rule(c.strip())) for c in contents)
+
+
 class _ViewFacts:
     """One view of a command line, with what every rule compares read once."""
 
@@ -88,10 +130,12 @@ class _ViewFacts:
         self.any_command = view is UNSURE or not view[0].static or view[0].expands
         self.dynamic = next((i for i, w in enumerate(view) if not w.static or w.expands), None)
         known = view if self.dynamic is None else view[: self.dynamic]
-        self.text = " ".join(w.text for w in known)
-        self.raw = " ".join(w.raw or w.text for w in known)
+        self.text = " ".join([w.text for w in known])
+        raw = " ".join([w.raw or w.text for w in known])
+        self.raw = None if raw == self.text else raw
+        """The words as written, when that differs from ``text`` (quotes, escapes)."""
         first = view[0].text
-        self.name = os.path.basename(first) or first
+        self.name = first.rpartition("/")[2] or first  # os.path.basename, without its calls
         self._form: _Form | None = None
 
     def form(self) -> _Form:
@@ -196,7 +240,7 @@ _LONG_FORMS: dict[str, dict[str, str]] = {
 
 
 def _form(words: tuple[Word, ...] | View) -> _Form:
-    name = os.path.basename(words[0].text) or words[0].text
+    name = words[0].text.rpartition("/")[2] or words[0].text
     flags: set[str] = set()
     operands: list[str] = []
     options = True
@@ -249,7 +293,7 @@ def _may_match(rule: _Rule, view: _ViewFacts) -> bool:
     if view.any_command:
         return True
     if view.dynamic is None:
-        if rule.test(view.text) or rule.test(view.raw):
+        if rule.test(view.text) or (view.raw is not None and rule.test(view.raw)):
             return True
     else:
         known = view.text
@@ -259,7 +303,12 @@ def _may_match(rule: _Rule, view: _ViewFacts) -> bool:
             rule.literal if rule.kind == "wildcard" else rule.literal + " "
         ):
             return True
-    return rule.form is not None and _form_matches(rule.form, view, prefix=rule.kind != "exact")
+    form = rule.form
+    return (
+        form is not None
+        and view.name == form.name  # the form's name, read without building the form
+        and _form_matches(form, view, prefix=rule.kind != "exact")
+    )
 
 
 def _writes_outside(redirects: tuple[Redirect, ...], words: tuple[Word, ...]) -> bool:

@@ -159,6 +159,11 @@ def _any_rule_matches(
     access = path_access_of(tool)
     if access is not None:  # a declared path: the content is a path pattern
         return paths_match(contents, access.paths(parsed_input), ctx.cwd, behavior, resolver)
+    together = getattr(tool, "_match_rule_contents", None)  # Bash: every rule in one pass
+    if together is not None:
+        matched = together(contents, parsed_input, behavior=behavior)
+        if matched is not None:
+            return bool(matched)
     unread = False
     for content in contents:
         matched = tool.match_rule_content(content, parsed_input, ctx, behavior=behavior)

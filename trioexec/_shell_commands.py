@@ -17,7 +17,6 @@ Pure functions over :mod:`._shell_syntax` values.
 from __future__ import annotations
 
 import functools
-import os
 from typing import TYPE_CHECKING
 
 from ._shell_syntax import ShellAnalysis, SimpleCommand, Word, analyse
@@ -151,7 +150,7 @@ def _views(words: Sequence[Word], command: SimpleCommand, depth: int) -> Iterato
     if not name.static or name.expands or name.ansi_c or not name.text:
         yield UNSURE
         return
-    base = os.path.basename(name.text) or name.text
+    base = name.text.rpartition("/")[2] or name.text  # os.path.basename
     if base != name.text:
         view = (Word(base, base), *words[1:])
         yield view
@@ -443,14 +442,17 @@ def _git_config(setting: str, depth: int) -> Iterator[View]:
         yield UNSURE
 
 
+_ARITHMETIC_CONTEXTS = frozenset(["arithmetic", "subscript", "conditional expression"])
+
+
 def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
     """A quoted ``$(...)`` or backtick the shell may still run: an arithmetic context
     (``(( ))``, ``[[ -eq ]]``, an array subscript, ``let``, ``test -v``...) evaluates
     ``a[$(cmd)]`` held in a string."""
-    contexts = {"arithmetic", "subscript", "conditional expression"} & set(analysis.unmodelled)
-    if not contexts and not any(
-        c.words and c.words[0].text in ARITHMETIC_COMMANDS for c in analysis.commands
-    ):
+    unmodelled = analysis.unmodelled
+    if not (
+        unmodelled and not _ARITHMETIC_CONTEXTS.isdisjoint(unmodelled)
+    ) and not any(c.words and c.words[0].text in ARITHMETIC_COMMANDS for c in analysis.commands):
         return False
     return any(
         "$(" in w.text or "`" in w.text or "${" in w.text

@@ -77,10 +77,9 @@ def _moves_of(command: str) -> tuple[str, ...] | None:
     return _moves(_analyses(command))
 
 
-@functools.lru_cache(maxsize=1024)
 def _writes_of(command: str) -> tuple[Word, ...]:
     """Every file the line is known to write (see :func:`write_target_words`)."""
-    return tuple(_write_targets(_analyses(command)))
+    return _lexical(command).writes
 
 
 @functools.lru_cache(maxsize=1024)
@@ -92,25 +91,51 @@ def _allowable(command: str) -> _Plan | None:
     return _inside_names(command)
 
 
+class _Lexical:
+    """What every Bash check asks of a line, read in one pass over its views."""
+
+    __slots__ = ("globs", "writes")
+
+    def __init__(self, globs: bool, writes: tuple[Word, ...]) -> None:
+        self.globs = globs
+        """A name is an unquoted glob or brace expansion: checking it expands it."""
+        self.writes = writes
+        """Every file the line is known to write (see :func:`write_target_words`)."""
+
+
 @functools.lru_cache(maxsize=1024)
-def _globs(command: str) -> bool:
-    """A name is an unquoted glob or brace expansion: checking it expands it."""
+def _lexical(command: str) -> _Lexical:
+    globs = False
+    targets: list[Word] = []
     for analysis in _analyses(command):
-        if any(
-            r.reads_file and r.target is not None and r.target.expands for r in analysis.redirects
-        ):
-            return True
-        if any(w.expands for view in command_views(analysis) for w in view[1:]):
-            return True
-    return False
+        for r in analysis.redirects:
+            target = r.target
+            if not globs and target is not None and target.expands and r.reads_file:
+                globs = True
+            if r.writes:
+                targets.append(target or Word("", static=False))
+        for view in command_views(analysis):
+            if view is UNSURE:
+                continue
+            if not globs:
+                for w in view[1:]:
+                    if w.expands:
+                        globs = True
+                        break
+            written = write_targets(view)
+            if written:
+                targets.extend(written)
+    return _Lexical(globs, tuple(dict.fromkeys(targets)) if targets else ())
 
 
-def _analyses(command: str) -> list[ShellAnalysis]:
+@functools.lru_cache(maxsize=1024)
+def _analyses(command: str) -> tuple[ShellAnalysis, ...]:
+    """The line's analysis, then those of the scripts it hands to a shell."""
     analysis = analyse(command)
-    return [analysis, *nested_scripts(analysis)]
+    return (analysis, *nested_scripts(analysis))
 
 
-def _moves(analyses: list[ShellAnalysis]) -> tuple[str, ...] | None:
+def _moves(analyses: tuple[ShellAnalysis, ...]) -> tuple[str, ...] | None:
     targets: list[str] = []
     for analysis in analyses:
         for command in analysis.commands:
@@ -136,7 +161,7 @@ def _bases(moves: tuple[str, ...] | None, cwd: Path) -> list[str] | None:
     return list(dict.fromkeys(bases))
 
 
-def _names(analyses: list[ShellAnalysis]) -> list[Word]:
+def _names(analyses: tuple[ShellAnalysis, ...]) -> list[Word]:
     """Every word that may name a file the line reads: arguments, option values, ``< file``
     (each once: a word the views of a line share is one name)."""
     found: list[Word] = []
@@ -344,16 +369,6 @@ def write_target_words(command: str) -> list[Word]:
     return list(_writes_of(command))
 
 
-def _write_targets(analyses: list[ShellAnalysis]) -> list[Word]:
-    targets: list[Word] = []
-    for analysis in analyses:
-        targets.extend(r.target or Word("", static=False) for r in analysis.redirects if r.writes)
-        for view in command_views(analysis):
-            if view is not UNSURE:
-                targets.extend(write_targets(view))
-    return list(dict.fromkeys(targets))
-
-
 def protected_write_target(command: str, cwd: Path) -> tuple[str, str | None] | None:
     """The first protected file ``command`` writes: ``(path, reason)``; None when there is none.
 
@@ -425,7 +440,7 @@ def judge_paths(
 
 def may_glob(command: str) -> bool:
     """Whether :func:`judge_paths` may expand a glob the command names (any number of names)."""
-    return _globs(command)
+    return _lexical(command).globs
 
 
 def resolves_inside(command: str, cwd: Path) -> bool:
