@@ -36,6 +36,8 @@ COMMANDS = [
     "ls -la src && cat README.md",
     "git status && git diff HEAD",  # each part has a rule, no rule covers both
     "cat x | ls",
+    "'rm' -rf x",
+    '"git" push origin',
 ]
 RULE_SETS: list[tuple[str, ...]] = [
     ("rm -rf:*", "curl:*"),
@@ -43,6 +45,10 @@ RULE_SETS: list[tuple[str, ...]] = [
     ("npm run test:*", "git status", "git diff:*"),
     ("rm:*", " git  *", "ls -la src && cat README.md", "echo \\* *"),
     ("cat:*", "ls", "find * -name x", "  rm -rf:*  "),
+    ("/bin/rm:*", "sudo rm:*", "git -C . push:*", "python3 -c:*"),
+    ("rm -r:*", "chmod -R:*", "git push --force:*", "bash:*", "sh -c:*", "xargs:*"),
+    (":*", "", "echo", "git commit -m:*"),
+    ("'rm' -rf:*", '"git" push:*'),  # matched against the words as written too
 ]
 BEHAVIORS: list[RuleBehavior] = ["deny", "ask", "allow"]
 

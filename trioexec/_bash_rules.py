@@ -95,17 +95,28 @@ def match_bash_rules(
 
 @functools.lru_cache(maxsize=4096)
 def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) -> bool:
-    rules = _rules_of(contents)
+    rules, starts = _rules_of(contents)
     line = command.strip()
     for content, _ in rules:
         if line == content:
             return True
     if behavior != "allow":
-        for view in _views_of(command):
-            if view.any_command:
+        for view in command_views(analyse(command)):
+            first = view[0]
+            if view is UNSURE or not first.static or first.expands:
                 return True  # any command at all: every rule may match it
-            for _, rule in rules:
-                if _may_match(rule, view):
+            if starts:
+                text = first.text
+                raw = first.raw or text
+                name = text.rpartition("/")[2] or text
+                candidates = [rule for _, rule in rules if _may_start(rule, text, raw, name)]
+                if not candidates:
+                    continue  # no rule can match this view: its facts are not needed
+            else:
+                candidates = [rule for _, rule in rules]
+            facts = _ViewFacts(view)
+            for rule in candidates:
+                if _may_match(rule, facts):
                     return True
         return False
     texts = _allow_texts(command)
@@ -115,9 +126,27 @@ def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) 
 
 
 @functools.lru_cache(maxsize=256)
-def _rules_of(contents: tuple[str, ...]) -> tuple[tuple[str, _Rule], ...]:
-    """Each content stripped, with its compiled rule (per settings, not per command)."""
-    return tuple((c.strip(), _rule(c.strip())) for c in contents)
+def _rules_of(contents: tuple[str, ...]) -> tuple[tuple[tuple[str, _Rule], ...], bool]:
+    """Each content stripped, with its compiled rule (per settings, not per command), and
+    whether :func:`_may_start` may sort out views first (no wildcard rule among them)."""
+    rules = tuple((c.strip(), _rule(c.strip())) for c in contents)
+    return rules, all(rule.kind != "wildcard" for _, rule in rules)
+
+
+def _may_start(rule: _Rule, first: str, raw: str, name: str) -> bool:
+    """False only when the prefix or exact ``rule`` cannot match a view (no computed command
+    name) whose first word is ``first`` (``raw`` as written, ``name`` its last component).
+
+    :func:`_may_match` matches when the view's text (or its text as written) starts
+    with the rule's literal, when the literal starts with the view's known words, or
+    when the view's name is the rule's form's: each needs the first word and the
+    literal to agree as far as both go, or the names to be equal.
+    """
+    literal = rule.literal
+    size = len(literal)
+    if first[:size] == literal[: len(first)] or raw[:size] == literal[: len(raw)]:
+        return True
+    return rule.form is not None and rule.form.name == name
 
 
 class _ViewFacts:
@@ -128,10 +157,18 @@ class _ViewFacts:
     def __init__(self, view: View) -> None:
         self.view = view
         self.any_command = view is UNSURE or not view[0].static or view[0].expands
-        self.dynamic = next((i for i, w in enumerate(view) if not w.static or w.expands), None)
-        known = view if self.dynamic is None else view[: self.dynamic]
-        self.text = " ".join([w.text for w in known])
-        raw = " ".join([w.raw or w.text for w in known])
+        texts: list[str] = []
+        raws: list[str] = []
+        self.dynamic: int | None = None
+        """The index of the first word the shell computes (or that expands), if any."""
+        for index, word in enumerate(view):
+            if not word.static or word.expands:
+                self.dynamic = index
+                break
+            texts.append(word.text)
+            raws.append(word.raw or word.text)
+        self.text = " ".join(texts)
+        raw = " ".join(raws)
         self.raw = None if raw == self.text else raw
         """The words as written, when that differs from ``text`` (quotes, escapes)."""
         first = view[0].text
@@ -293,7 +330,16 @@ def _may_match(rule: _Rule, view: _ViewFacts) -> bool:
     if view.any_command:
         return True
     if view.dynamic is None:
-        if rule.test(view.text) or (view.raw is not None and rule.test(view.raw)):
+        if rule.kind == "prefix":  # covers_prefix, inline: the common rule, tested per view
+            prefix = rule.text
+            for text in (view.text, view.raw):
+                if (
+                    text is not None
+                    and text.startswith(prefix)
+                    and (len(text) == len(prefix) or text[len(prefix)].isspace())
+                ):
+                    return True
+        elif rule.test(view.text) or (view.raw is not None and rule.test(view.raw)):
             return True
     else:
         known = view.text

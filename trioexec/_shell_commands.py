@@ -450,10 +450,12 @@ def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
     (``(( ))``, ``[[ -eq ]]``, an array subscript, ``let``, ``test -v``...) evaluates
     ``a[$(cmd)]`` held in a string."""
     unmodelled = analysis.unmodelled
-    if not (
-        unmodelled and not _ARITHMETIC_CONTEXTS.isdisjoint(unmodelled)
-    ) and not any(c.words and c.words[0].text in ARITHMETIC_COMMANDS for c in analysis.commands):
-        return False
+    if not unmodelled or _ARITHMETIC_CONTEXTS.isdisjoint(unmodelled):
+        for c in analysis.commands:
+            if c.words and c.words[0].text in ARITHMETIC_COMMANDS:
+                break
+        else:
+            return False
     return any(
         "$(" in w.text or "`" in w.text or "${" in w.text
         for c in analysis.commands

@@ -247,7 +247,7 @@ class Reader:
             # spelled without another character), so the words are the blank-separated
             # pieces of the command's own text.
             source = span.decode("ascii")
-            pieces = tuple(Word(piece, piece) for piece in source.split())
+            pieces = tuple([Word(piece, piece) for piece in source.split()])
             self.commands.append(SimpleCommand(pieces, (), outer, source, nested))
             return
         assignments: list[Word] = []

@@ -142,7 +142,10 @@ def is_read_only_command(command: str) -> bool:
         names = {words[0].text for words in parts}
         if "cd" in names and "git" in names:
             return False  # git reads the configuration of the repository it lands in
-    return all(_subcommand_is_read_only(words) for words in parts)
+    for words in parts:  # noqa: SIM110 (a loop: no generator frame per command)
+        if not _subcommand_is_read_only(words):
+            return False
+    return True
 
 
 def stays_in_working_directory(command: str) -> bool:

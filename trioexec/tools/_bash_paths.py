@@ -200,7 +200,7 @@ def candidates(text: str) -> list[str]:
     if "=" in text:
         found.append(text.partition("=")[2])
     if not text.startswith("--"):
-        found.extend(text[k:] for k in range(2, len(text)))  # ``-fFILE``, ``-nfFILE``
+        found.extend([text[k:] for k in range(2, len(text))])  # ``-fFILE``, ``-nfFILE``
     return found
 
 
@@ -538,9 +538,19 @@ def _resolves_inside_directly(plan: _Plan, cwd: str) -> bool | None:
         bases.extend(moved)
         if len(bases) > _MAX_BASES:
             return False
+    lstat, is_link = os.lstat, stat.S_ISLNK
     for base in bases:
+        root = base.rstrip("/")
         for word, name in names:
-            if not _plainly_inside(base, name):
+            if "/" not in name and name not in ("", ".", ".."):  # _plainly_inside, inline
+                try:
+                    if is_link(lstat(f"{root}/{name}").st_mode):
+                        return None
+                except (FileNotFoundError, NotADirectoryError):
+                    pass  # nothing there: the name as written stays inside
+                except OSError:
+                    return None
+            elif not _plainly_inside(base, name):
                 return None
             if word.expands:
                 if "[" in name:
