@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._shell_commands import UNSURE, View, command_views, runs_other_commands, write_targets
+from ._shell_commands import (
+    UNSURE,
+    View,
+    command_views,
+    line_views,
+    runs_other_commands,
+    write_targets,
+)
 from ._shell_syntax import Redirect, Word, analyse
 
 if TYPE_CHECKING:
@@ -101,7 +108,7 @@ def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) 
         if line == content:
             return True
     if behavior != "allow":
-        for view in command_views(analyse(command)):
+        for view in line_views(command):
             first = view[0]
             if view is UNSURE or not first.static or first.expands:
                 return True  # any command at all: every rule may match it
@@ -109,7 +116,21 @@ def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) 
                 text = first.text
                 raw = first.raw or text
                 name = text.rpartition("/")[2] or text
-                candidates = [rule for _, rule in rules if _may_start(rule, text, raw, name)]
+                candidates = []
+                for _, rule in rules:
+                    # _may_match (a prefix or exact rule, a known command name) holds only
+                    # when the view's text, or its text as written, starts with the rule's
+                    # literal, when the literal starts with the view's known words, or when
+                    # the view's name is the rule's form's: each needs the first word and
+                    # the literal to agree as far as both go, or the names to be equal.
+                    literal = rule.literal
+                    size = len(literal)
+                    if (
+                        text[:size] == literal[: len(text)]
+                        or raw[:size] == literal[: len(raw)]
+                        or (rule.form is not None and rule.form.name == name)
+                    ):
+                        candidates.append(rule)
                 if not candidates:
                     continue  # no rule can match this view: its facts are not needed
             else:
@@ -128,25 +149,9 @@ def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) 
 @functools.lru_cache(maxsize=256)
 def _rules_of(contents: tuple[str, ...]) -> tuple[tuple[tuple[str, _Rule], ...], bool]:
     """Each content stripped, with its compiled rule (per settings, not per command), and
-    whether :func:`_may_start` may sort out views first (no wildcard rule among them)."""
+    whether views may be sorted out by their first word (no wildcard rule among them)."""
     rules = tuple((c.strip(), _rule(c.strip())) for c in contents)
     return rules, all(rule.kind != "wildcard" for _, rule in rules)
-
-
-def _may_start(rule: _Rule, first: str, raw: str, name: str) -> bool:
-    """False only when the prefix or exact ``rule`` cannot match a view (no computed command
-    name) whose first word is ``first`` (``raw`` as written, ``name`` its last component).
-
-    :func:`_may_match` matches when the view's text (or its text as written) starts
-    with the rule's literal, when the literal starts with the view's known words, or
-    when the view's name is the rule's form's: each needs the first word and the
-    literal to agree as far as both go, or the names to be equal.
-    """
-    literal = rule.literal
-    size = len(literal)
-    if first[:size] == literal[: len(first)] or raw[:size] == literal[: len(raw)]:
-        return True
-    return rule.form is not None and rule.form.name == name
 
 
 class _ViewFacts:

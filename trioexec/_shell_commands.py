@@ -50,6 +50,7 @@ __all__ = [
     "UNSURE",
     "View",
     "command_views",
+    "line_views",
     "nested_scripts",
     "runs_other_commands",
     "write_targets",
@@ -73,6 +74,11 @@ def command_views(analysis: ShellAnalysis) -> Iterator[View]:
     any view matches, or collects names it deduplicates itself).  ``analysis`` is the
     one :func:`analyse` gives for its source."""
     return iter(_read_views(analysis.source)[0])
+
+
+def line_views(source: str) -> tuple[View, ...]:
+    """:func:`command_views` of the analysis of ``source``, as the tuple kept for it."""
+    return _read_views(source)[0]
 
 
 def nested_scripts(analysis: ShellAnalysis) -> list[ShellAnalysis]:

@@ -45,6 +45,9 @@ _MAX_BASES = 16
 _MAX_GLOB_MATCHES = 1000
 _MAX_WALK = 2000
 
+_ALLOWED = PermissionResult.allow()
+_PASSED = PermissionResult.passthrough()
+
 _Plan = tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]]
 """What :func:`resolves_inside` looks at: ``(word, name)`` pairs, then the ``cd`` targets."""
 
@@ -434,8 +437,8 @@ def judge_paths(
         return PermissionResult.ask(message, safety_check=True)
     plan = _allowable(command)
     if plan is not None and _plan_resolves_inside(plan, cwd):
-        return PermissionResult.allow()
-    return PermissionResult.passthrough()
+        return _ALLOWED
+    return _PASSED
 
 
 def may_glob(command: str) -> bool:
