@@ -91,7 +91,8 @@ def _allowable(command: str) -> _Plan | None:
     what :func:`resolves_inside` looks at; None for any other command."""
     if not (is_read_only_command(command) and stays_in_working_directory(command)):
         return None
-    return _inside_names(command)
+    lexed = read_words(command)
+    return None if lexed is None else _plan_of(*lexed)
 
 
 class _Lexical:
@@ -477,9 +478,11 @@ def _inside_names(command: str) -> _Plan | None:
     """For :func:`resolves_inside`: ``(word, name)`` pairs and the ``cd`` targets of the
     classifier's reading of the line (None: it does not read it)."""
     lexed = read_words(command)
-    if lexed is None:
-        return None
-    commands, inputs = lexed
+    return None if lexed is None else _plan_of(*lexed)
+
+
+def _plan_of(commands: tuple[tuple[Word, ...], ...], inputs: tuple[str, ...]) -> _Plan:
+    """The names the classifier's reading (``commands``, ``inputs``) gives to check."""
     names: dict[tuple[str, bool], tuple[Word, str]] = {(t, False): (Word(t), t) for t in inputs}
     moves: list[Word] = []
     for words in commands:
