@@ -107,8 +107,12 @@ def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
     for command in analysis.commands:
         for assignment in command.assignments:
             yield from _assignment(assignment, 0)
-        if command.words:
-            yield from _views(command.words, command, 0)
+        words = command.words
+        if words:
+            if _runs_itself(words):
+                yield words  # what _views gives such a command: itself, and nothing else
+            else:
+                yield from _views(words, command, 0)
     for redirect in analysis.redirects:
         if redirect.operator in ("<<", "<<-") and redirect.target is not None:
             # Read a here-doc's lines as commands too: if the grammar and bash ever
@@ -117,6 +121,38 @@ def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
                 inner = analyse(line)
                 for command in () if inner.unparsed else inner.commands:
                     yield from _views(command.words, command, _MAX_DEPTH - 2)
+
+
+_SPECIAL_NAMES = frozenset(
+    [
+        *DECLARATIONS,
+        *ALWAYS_UNSURE,
+        *SHELLS,
+        *SCRIPT_FIRST_OPERAND,
+        "find",
+        "git",
+        *OPAQUE_WRAPPERS,
+        *WRAPPERS,
+    ]
+)
+"""Every command name :func:`_views` reads further than its words."""
+
+
+def _runs_itself(words: tuple[Word, ...]) -> bool:
+    """Whether :func:`_views` of ``words`` is ``words`` alone: a plain command name (known,
+    no ``/``) that hands nothing on, or ``git`` with no global option."""
+    name = words[0]
+    text = name.text
+    if not name.static or name.expands or name.ansi_c or not text or "/" in text:
+        return False
+    if text not in _SPECIAL_NAMES:
+        return True
+    if text != "git":
+        return False
+    if len(words) == 1:
+        return True
+    following = words[1]
+    return following.static and not following.text.startswith("-")
 
 
 def _assignment(word: Word, depth: int) -> Iterator[View]:
