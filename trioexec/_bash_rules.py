@@ -214,13 +214,15 @@ def _allow_texts(command: str) -> tuple[str, ...] | None:
     return tuple(texts)
 
 
-@attrs.frozen
 class _Form:
     """A command line read as a name, a set of flags and its operands in order."""
 
-    name: str
-    flags: frozenset[str]
-    operands: tuple[str, ...]
+    __slots__ = ("flags", "name", "operands")
+
+    def __init__(self, name: str, flags: frozenset[str], operands: tuple[str, ...]) -> None:
+        self.name = name
+        self.flags = flags
+        self.operands = operands
 
 
 @attrs.frozen
@@ -281,12 +283,15 @@ _LONG_FORMS: dict[str, dict[str, str]] = {
 """Documented long forms and aliases of short flags, by command (or ``git`` subcommand)."""
 
 
+_NO_LONG_FORMS: dict[str, str] = {}
+
+
 def _form(words: tuple[Word, ...] | View) -> _Form:
     name = words[0].text.rpartition("/")[2] or words[0].text
     flags: set[str] = set()
     operands: list[str] = []
     options = True
-    table = _LONG_FORMS.get(name, {})
+    table = _LONG_FORMS.get(name, _NO_LONG_FORMS)
     for word in words[1:]:
         text = word.text
         if options and text == "--":
@@ -303,7 +308,7 @@ def _form(words: tuple[Word, ...] | View) -> _Form:
         else:
             operands.append(text)
             if name == "git" and len(operands) == 1:
-                table = _LONG_FORMS.get("git " + text, {})
+                table = _LONG_FORMS.get("git " + text, _NO_LONG_FORMS)
     return _Form(name, frozenset(flags), tuple(operands))
 
 
