@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trioexec._shell_commands import _runs_itself, _views
+from trioexec._shell_commands import _all_views, _plain_views, _runs_itself, _views
 from trioexec._shell_syntax import analyse
 
 CORPUS = json.loads(
@@ -46,3 +46,14 @@ def test_wrappers_shells_and_git_global_options_are_never_short_cut() -> None:
                  "find . -exec rm {} +", "env rm x", "git $x push"):  # fmt: skip
         words = analyse(line).commands[0].words
         assert not _runs_itself(words), line
+
+
+def test_a_line_of_such_commands_has_their_words_as_its_views_and_hands_on_no_script() -> None:
+    short = 0
+    for line in [*LINES, "ls; cat x | wc -l", "ls <<EOF\nrm x\nEOF", "(( $(rm x) ))", "x=1; ls"]:
+        analysis = analyse(line)
+        plain = _plain_views(analysis)
+        if plain is not None:
+            assert plain == tuple(_all_views(analysis)), line
+            short += 1
+    assert short > 300

@@ -89,14 +89,40 @@ def nested_scripts(analysis: ShellAnalysis) -> list[ShellAnalysis]:
 @functools.lru_cache(maxsize=2048)
 def _read_views(source: str) -> tuple[tuple[View, ...], tuple[str, ...]]:
     """The views of a line and the scripts it hands on, worked out once per line."""
+    analysis = analyse(source)
+    plain = _plain_views(analysis)
+    if plain is not None:
+        return plain, ()
     views: list[View] = []
     scripts: list[str] = []
-    for view in _all_views(analyse(source)):
+    for view in _all_views(analysis):
         if view[0] is _SCRIPT:
             scripts.append(view[1].text)
         else:
             views.append(view)
     return tuple(views), tuple(dict.fromkeys(scripts)) if scripts else ()
+
+
+def _plain_views(analysis: ShellAnalysis) -> tuple[View, ...] | None:
+    """:func:`_all_views` of a line whose every command runs only itself (no assignment,
+    no here-doc, nothing hidden in strings): each command's words; None for any other."""
+    if analysis.unparsed:
+        return None
+    views: list[View] = []
+    for command in analysis.commands:
+        if command.assignments:
+            return None
+        words = command.words
+        if words:
+            if not _runs_itself(words):
+                return None
+            views.append(words)
+    for redirect in analysis.redirects:
+        if redirect.operator in ("<<", "<<-"):
+            return None
+    if _hides_code_in_strings(analysis):
+        return None
+    return tuple(views)
 
 
 def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
