@@ -11,9 +11,12 @@ of times.
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
+import weakref
 from typing import Any, SupportsIndex, overload
 
+import attrs
 import pytest
 import trio
 import trio.testing
@@ -26,6 +29,7 @@ from trioexec import (
     ProgressSender,
     ResultUpdate,
     StreamingExecutor,
+    Tool,
     ToolDefinitionError,
     ToolOutput,
     ToolRegistry,
@@ -368,3 +372,46 @@ async def test_completion_order_gate_reads_each_call_a_bounded_number_of_times(
 ) -> None:
     calls = 400
     assert await count_scan_reads("completion", calls) < 20 * calls
+
+
+@attrs.frozen
+class _KeptInput:
+    to: str
+
+
+class _Keeper(Tool[_KeptInput]):
+    """Remembers a weak reference to every input it was called with."""
+
+    name = "Keeper"
+    input_type = _KeptInput
+
+    def __init__(self) -> None:
+        self.inputs: list[weakref.ref[_KeptInput]] = []
+
+    def is_concurrency_safe(self, payload: _KeptInput) -> bool:
+        return payload.to == "safe"
+
+    async def call(
+        self, payload: _KeptInput, ctx: CallContext, progress: ProgressSender
+    ) -> object:
+        self.inputs.append(weakref.ref(payload))
+        await trio.lowlevel.checkpoint()
+        return payload.to
+
+
+@pytest.mark.parametrize("inputs", [["unsafe"], ["safe", "safe"], ["safe", "unsafe"]])
+async def test_a_finished_run_is_freed_without_the_cycle_collector(inputs: list[str]) -> None:
+    # Every record of the run (calls, inputs, answers) is freed by reference
+    # counting once the caller lets go of the outcome: no cycle keeps it.
+    keeper = _Keeper()
+    uses = [ToolUse(f"k{i}", "Keeper", {"to": to}) for i, to in enumerate(inputs)]
+    gc.collect()
+    gc.disable()
+    try:
+        outcome = await run_tools(uses, [keeper])
+        assert [r.content for r in outcome.results] == inputs
+        del outcome
+        assert len(keeper.inputs) == len(inputs)
+        assert [ref() for ref in keeper.inputs] == [None] * len(inputs)
+    finally:
+        gc.enable()

@@ -24,6 +24,7 @@ PURE = [
     "trioexec._gate",
     "trioexec._hook_output",
     "trioexec._models",
+    "trioexec._own_context",
     "trioexec._partition",
     "trioexec._path_access",
     "trioexec._permission_context",

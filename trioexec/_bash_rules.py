@@ -17,20 +17,26 @@ directory (``>``, ``tee``, ``sort -o``, ``sed -i``...).
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import attrs
 
-from ._shell_commands import UNSURE, View, command_views, runs_other_commands, write_targets
+from ._shell_commands import (
+    UNSURE,
+    View,
+    command_views,
+    line_views,
+    runs_other_commands,
+    write_targets,
+)
 from ._shell_syntax import Redirect, Word, analyse
 
 if TYPE_CHECKING:
     from ._rules import RuleBehavior
 
-__all__ = ["match_bash_rule", "writes_outside_working_directory"]
+__all__ = ["match_bash_rule", "match_bash_rules", "writes_outside_working_directory"]
 
 
 def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior = "allow") -> bool:
@@ -78,6 +84,76 @@ def _match(content: str, command: str, behavior: RuleBehavior) -> bool:
     return texts is not None and all(rule.test(text) for text in texts)
 
 
+def match_bash_rules(
+    contents: tuple[str, ...], command: str, *, behavior: RuleBehavior = "allow"
+) -> bool:
+    """Whether one of the ``Bash(content)`` rules of ``behavior`` applies to ``command``.
+
+    The same answer as ``any(match_bash_rule(c, command, behavior=behavior) for c in
+    contents)``, worked out in one pass over the line's views: the rules are compiled
+    once per set of contents (a settings file's), the answer kept per line.
+
+    Never raises.
+    """
+    if not contents:
+        return False
+    return _match_all(contents, command, behavior)
+
+
+@functools.lru_cache(maxsize=4096)
+def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) -> bool:
+    rules, starts = _rules_of(contents)
+    line = command.strip()
+    for content, _ in rules:
+        if line == content:
+            return True
+    if behavior != "allow":
+        for view in line_views(command):
+            first = view[0]
+            if view is UNSURE or not first.static or first.expands:
+                return True  # any command at all: every rule may match it
+            if starts:
+                text = first.text
+                raw = first.raw or text
+                name = text.rpartition("/")[2] or text
+                candidates = []
+                for _, rule in rules:
+                    # _may_match (a prefix or exact rule, a known command name) holds only
+                    # when the view's text, or its text as written, starts with the rule's
+                    # literal, when the literal starts with the view's known words, or when
+                    # the view's name is the rule's form's: each needs the first word and
+                    # the literal to agree as far as both go, or the names to be equal.
+                    literal = rule.literal
+                    size = len(literal)
+                    if (
+                        text[:size] == literal[: len(text)]
+                        or raw[:size] == literal[: len(raw)]
+                        or (rule.form is not None and rule.form.name == name)
+                    ):
+                        candidates.append(rule)
+                if not candidates:
+                    continue  # no rule can match this view: its facts are not needed
+            else:
+                candidates = [rule for _, rule in rules]
+            facts = _ViewFacts(view)
+            for rule in candidates:
+                if _may_match(rule, facts):
+                    return True
+        return False
+    texts = _allow_texts(command)
+    if texts is None:
+        return False
+    return any(all(rule.test(text) for text in texts) for _, rule in rules)
+
+
+@functools.lru_cache(maxsize=256)
+def _rules_of(contents: tuple[str, ...]) -> tuple[tuple[tuple[str, _Rule], ...], bool]:
+    """Each content stripped, with its compiled rule (per settings, not per command), and
+    whether views may be sorted out by their first word (no wildcard rule among them)."""
+    rules = tuple((c.strip(), _rule(c.strip())) for c in contents)
+    return rules, all(rule.kind != "wildcard" for _, rule in rules)
+
+
 class _ViewFacts:
     """One view of a command line, with what every rule compares read once."""
 
@@ -86,12 +162,22 @@ class _ViewFacts:
     def __init__(self, view: View) -> None:
         self.view = view
         self.any_command = view is UNSURE or not view[0].static or view[0].expands
-        self.dynamic = next((i for i, w in enumerate(view) if not w.static or w.expands), None)
-        known = view if self.dynamic is None else view[: self.dynamic]
-        self.text = " ".join(w.text for w in known)
-        self.raw = " ".join(w.raw or w.text for w in known)
+        texts: list[str] = []
+        raws: list[str] = []
+        self.dynamic: int | None = None
+        """The index of the first word the shell computes (or that expands), if any."""
+        for index, word in enumerate(view):
+            if not word.static or word.expands:
+                self.dynamic = index
+                break
+            texts.append(word.text)
+            raws.append(word.raw or word.text)
+        self.text = " ".join(texts)
+        raw = " ".join(raws)
+        self.raw = None if raw == self.text else raw
+        """The words as written, when that differs from ``text`` (quotes, escapes)."""
         first = view[0].text
-        self.name = os.path.basename(first) or first
+        self.name = first.rpartition("/")[2] or first  # os.path.basename, without its calls
         self._form: _Form | None = None
 
     def form(self) -> _Form:
@@ -128,13 +214,15 @@ def _allow_texts(command: str) -> tuple[str, ...] | None:
     return tuple(texts)
 
 
-@attrs.frozen
 class _Form:
     """A command line read as a name, a set of flags and its operands in order."""
 
-    name: str
-    flags: frozenset[str]
-    operands: tuple[str, ...]
+    __slots__ = ("flags", "name", "operands")
+
+    def __init__(self, name: str, flags: frozenset[str], operands: tuple[str, ...]) -> None:
+        self.name = name
+        self.flags = flags
+        self.operands = operands
 
 
 @attrs.frozen
@@ -195,12 +283,15 @@ _LONG_FORMS: dict[str, dict[str, str]] = {
 """Documented long forms and aliases of short flags, by command (or ``git`` subcommand)."""
 
 
+_NO_LONG_FORMS: dict[str, str] = {}
+
+
 def _form(words: tuple[Word, ...] | View) -> _Form:
-    name = os.path.basename(words[0].text) or words[0].text
+    name = words[0].text.rpartition("/")[2] or words[0].text
     flags: set[str] = set()
     operands: list[str] = []
     options = True
-    table = _LONG_FORMS.get(name, {})
+    table = _LONG_FORMS.get(name, _NO_LONG_FORMS)
     for word in words[1:]:
         text = word.text
         if options and text == "--":
@@ -217,7 +308,7 @@ def _form(words: tuple[Word, ...] | View) -> _Form:
         else:
             operands.append(text)
             if name == "git" and len(operands) == 1:
-                table = _LONG_FORMS.get("git " + text, {})
+                table = _LONG_FORMS.get("git " + text, _NO_LONG_FORMS)
     return _Form(name, frozenset(flags), tuple(operands))
 
 
@@ -249,7 +340,16 @@ def _may_match(rule: _Rule, view: _ViewFacts) -> bool:
     if view.any_command:
         return True
     if view.dynamic is None:
-        if rule.test(view.text) or rule.test(view.raw):
+        if rule.kind == "prefix":  # covers_prefix, inline: the common rule, tested per view
+            prefix = rule.text
+            for text in (view.text, view.raw):
+                if (
+                    text is not None
+                    and text.startswith(prefix)
+                    and (len(text) == len(prefix) or text[len(prefix)].isspace())
+                ):
+                    return True
+        elif rule.test(view.text) or (view.raw is not None and rule.test(view.raw)):
             return True
     else:
         known = view.text
@@ -259,7 +359,12 @@ def _may_match(rule: _Rule, view: _ViewFacts) -> bool:
             rule.literal if rule.kind == "wildcard" else rule.literal + " "
         ):
             return True
-    return rule.form is not None and _form_matches(rule.form, view, prefix=rule.kind != "exact")
+    form = rule.form
+    return (
+        form is not None
+        and view.name == form.name  # the form's name, read without building the form
+        and _form_matches(form, view, prefix=rule.kind != "exact")
+    )
 
 
 def _writes_outside(redirects: tuple[Redirect, ...], words: tuple[Word, ...]) -> bool:

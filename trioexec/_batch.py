@@ -18,9 +18,10 @@ import trio
 
 from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore
 from ._errors import ConfigurationError
-from ._groups import unwrap_single
+from ._groups import single_exception
 from ._misuse import checked_tool_uses, require_trio
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
+from ._own_context import in_own_context
 from ._partition import group_safe_runs
 from ._policy import Policy, resolve_policy
 from ._run import new_run_core, open_run
@@ -160,17 +161,24 @@ async def run_tools(
         runnable = [call for call in calls if call.state == "queued"]
         batches = group_safe_runs([(call, call.safe) for call in runnable])
         limiter: trio.CapacityLimiter | None = None  # made once a batch does not fit
-        with unwrap_single(), core.turn_scope, core.sibling_scope:
-            for _, batch in batches:
-                # Stopped, or cancelled from outside while the last batch
-                # ignored it: no later batch starts.
-                await trio.lowlevel.checkpoint_if_cancelled()
-                if core.blocked_reason() is not None:
-                    break
-                if limiter is None and len(batch) > core.max_concurrency:
-                    limiter = trio.CapacityLimiter(core.max_concurrency)
-                await _run_batch(core, batch, limiter)
-                core.apply_pending_modifiers()
+        try:
+            with core.turn_scope, core.sibling_scope:
+                for _, batch in batches:
+                    # Stopped, or cancelled from outside while the last batch
+                    # ignored it: no later batch starts.
+                    await trio.lowlevel.checkpoint_if_cancelled()
+                    if core.blocked_reason() is not None:
+                        break
+                    if limiter is None and len(batch) > core.max_concurrency:
+                        limiter = trio.CapacityLimiter(core.max_concurrency)
+                    await _run_batch(core, batch, limiter)
+                    core.apply_pending_modifiers()
+        except BaseExceptionGroup as group:
+            # (unwrap_single, written out: a try costs nothing when nothing is raised)
+            only = single_exception(group)
+            if only is None:
+                raise
+            raise only from None
     return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
 
 
@@ -191,6 +199,15 @@ async def _run_batch(
     core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter | None
 ) -> None:
     async with trio.open_nursery() as nursery:
+        if len(calls) == 1:
+            # A lone call (a one-call turn, every unsafe call) runs in the
+            # nursery's own body: the same scopes around it, and a copy of the
+            # context as a task of its own would have, without spawning one.
+            call = calls[0]
+            if call.state == "queued" and core.blocked_reason() is None:
+                core.mark_started(call)
+                await in_own_context(core.run_call(call))
+            return
         if limiter is None or len(calls) <= limiter.total_tokens:
             # The whole batch fits (batches run one after another, so every slot
             # is free): the same starts in the same order, without the limiter.

@@ -322,6 +322,15 @@ async def apply_message_budget(
     On cancellation ``state`` is left unchanged; files already written stay
     and are reused by the next attempt.
     """
+    if not state.replacements and (
+        session_dir is None or sum(content_size(r.content) for r in results) <= budget
+    ):
+        # Nothing was ever replaced and nothing can be persisted now: the plan
+        # would keep every candidate inline (the common message, decided
+        # without building one).
+        await trio.lowlevel.checkpoint()
+        state.seen_ids.update(r.tool_use_id for r in results if _is_candidate_kind(r))
+        return list(results)
     plan = choose_replacements(
         results, state=state, session_dir=session_dir, budget=budget, limits=limits
     )

@@ -84,7 +84,7 @@ class RunCore:
         self.env = env
         self.turn = turn
         self.observers: ObserverSet = env.observers
-        self._observed = bool(env.observers)  # nobody observes: no event is built
+        self._observed = env.observed  # nobody observes: no event is built
         self.context: ContextState = context
         self.max_concurrency = max_concurrency
         self.policy = policy
@@ -108,7 +108,8 @@ class RunCore:
         """BaseExceptions user code raised during the run, in order: they propagate at its end."""
         self._run_scope: trio.CancelScope | None = None
         self.on_settled: Callable[[], None] = _nothing
-        self.observers.on_fault = self.record_fault
+        if self._observed:  # (an empty set never faults: no reference cycle for nothing)
+            self.observers.on_fault = self.record_fault
         self.turn._attach(self)  # the run/turn handshake
 
     @property
@@ -308,7 +309,7 @@ class RunCore:
             call.tool_use,
             call.compiled,
             env=self.env,
-            state=call.context_at_start or {},
+            state=call.context_at_start if call.context_at_start is not None else {},
             progress=lambda data: self.progress(call, data),
             on_returned=call.set_returned,
             on_timeout=lambda expiry: self._timed_out(call, expiry),

@@ -154,6 +154,8 @@ class OrderedGate:
 
     def take_deferred(self) -> list[tuple[int, ContextModifier]]:
         """The deferred modifiers in tool_use order (never completion order), forgotten here."""
+        if not self._deferred:
+            return []
         deferred = sorted(self._deferred, key=lambda item: item[0])
         self._deferred.clear()
         return deferred

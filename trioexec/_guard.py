@@ -239,9 +239,6 @@ async def authorize_call(
     if ctx.permissions is not permissions:
         ctx = attrs.evolve(ctx, permissions=permissions)
     raw: Mapping[str, JSONValue] = tool_use.input
-    # Hooks see the observable input (declared paths made absolute); the tool
-    # (and can_use_tool) get the model's input unless a hook replaces it.
-    observed = _observable(tool, raw, ctx.cwd)
     speculative: SpeculativeCheck | None = getattr(tool, "speculative_permission_check", None)
     entries = (
         guard.hooks.matching(
@@ -252,6 +249,9 @@ async def authorize_call(
     )
     tool_check: PermissionResult | None = None
     if entries:
+        # Hooks see the observable input (declared paths made absolute); the tool
+        # (and can_use_tool) get the model's input unless a hook replaces it.
+        observed = _observable(tool, raw, ctx.cwd)
         hook_input = _hook_input(guard, "PreToolUse", tool, tool_use, observed, str(ctx.cwd))
         outcome, tool_check = await _pre_hooks(
             entries, hook_input, speculative, parsed_input, ctx, background
@@ -261,8 +261,16 @@ async def authorize_call(
         if speculative is not None:
             tool_check = await _speculate(speculative, tool.name, parsed_input, ctx)
 
-    attachments = _attachments(tool_use.id, outcome, f"PreToolUse:{tool.name}", STOPPED_BY_HOOK)
-    stop_reason = (outcome.stop_reason or STOPPED_BY_HOOK) if outcome.prevent_continuation else None
+    if outcome is _NO_OUTCOME:  # no hook ran: nothing to attach, nothing stops
+        attachments: tuple[Attachment, ...] = ()
+        stop_reason = None
+    else:
+        attachments = _attachments(
+            tool_use.id, outcome, f"PreToolUse:{tool.name}", STOPPED_BY_HOOK
+        )
+        stop_reason = (
+            (outcome.stop_reason or STOPPED_BY_HOOK) if outcome.prevent_continuation else None
+        )
 
     def verdict(
         allowed: bool, final: Mapping[str, JSONValue], message: str | None

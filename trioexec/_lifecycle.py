@@ -54,9 +54,10 @@ _BASE_VALIDATE_INPUT = Tool.validate_input
 _BASE_CHECK_PERMISSIONS = Tool.check_permissions
 
 
-@attrs.frozen(eq=False)
+@attrs.define(eq=False)
 class CallEnv:
-    """What every call of one run shares.
+    """What every call of one run shares (built once per run; treated as immutable:
+    not frozen, because a frozen attrs class costs twice as much to build).
 
     ``timeout_watch`` enforces the tools' time limits (``tool_timeouts``
     overrides them by tool name for this run); ``background`` is where the
@@ -72,6 +73,11 @@ class CallEnv:
     tool_timeouts: Mapping[str, ToolTimeouts] = attrs.field(factory=dict)
     background: BackgroundHooks | None = None
     solo: SoloGate | None = None
+    observed: bool = attrs.field(init=False)
+    """Whether anybody observes (decided once: no event is built for nobody)."""
+
+    def __attrs_post_init__(self) -> None:
+        self.observed = bool(self.observers)
 
 
 async def run_tool_use(
@@ -123,12 +129,12 @@ async def run_tool_use(
     if issue is not None:
         return error_outcome(tool_id, input_error_text(tool, issue))
     guard = env.guard
-    ctx = CallContext(
-        tool_use=tool_use,
-        state=state,
-        cwd=env.cwd,
-        session_dir=env.session_dir,
-        permissions=guard.permissions if guard is not None else None,
+    ctx = CallContext(  # (tool_use, state, cwd, session_dir, permissions): positional is cheaper
+        tool_use,
+        state,
+        env.cwd,
+        env.session_dir,
+        None if guard is None else guard.permissions,
     )
     if guard is not None:  # no guard: no permission rules, so no deny rule to match
         denial = denial_before_validation(tool, parsed, ctx)
@@ -180,7 +186,9 @@ async def run_tool_use(
     await trio.lowlevel.checkpoint_if_cancelled()
     if answered():
         return None
-    gate = env.solo if admission is not None and admission.safe else None
+    gate = env.solo
+    if gate is not None and (admission is None or not admission.safe):
+        gate = None  # only a call started as safe shares places with others
     if gate is not None:
         if alone:
             await gate.enter_solo()
@@ -189,8 +197,8 @@ async def run_tool_use(
         if answered():  # answered on its behalf while it waited its turn
             _leave(gate, alone)
             return None
-    observers = env.observers
-    if observers:
+    observers = env.observers if env.observed else None
+    if observers is not None:
         observers.call_event(CallEvent(trio.current_time(), tool_id, "call_began"))
     limits = (
         resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
@@ -237,7 +245,7 @@ async def run_tool_use(
                 outcome = _with_post(outcome, after)
             return outcome
         finally:
-            if observers:
+            if observers is not None:
                 observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
     except BaseException as exc:  # Cancelled, or what stops the run
         _end_call_step(gate, alone, observers, tool_id)
@@ -307,12 +315,12 @@ async def _replaced_output(
 
 
 def _end_call_step(
-    gate: SoloGate | None, alone: bool, observers: ObserverSet, tool_id: str
+    gate: SoloGate | None, alone: bool, observers: ObserverSet | None, tool_id: str
 ) -> None:
-    """The call step is over: give its place back and tell the observers."""
+    """The call step is over: give its place back and tell the observers (if any)."""
     if gate is not None:
         _leave(gate, alone)
-    if observers:
+    if observers is not None:
         observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
 
 

@@ -117,7 +117,10 @@ async def build_user_message(
         budget=budget,
         limits=limits,
     )
-    attachments = tuple(a for update in updates for a in update.attachments)
+    groups = [update.attachments for update in updates if update.attachments]
+    if not groups:  # the common message: tool_results only
+        return UserMessage(tuple(results))
+    attachments = tuple(a for group in groups for a in group)
     stops = [a for a in attachments if a.kind == "hook_stopped_continuation"]
     return UserMessage(
         results=tuple(results),

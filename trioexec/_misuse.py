@@ -67,6 +67,12 @@ def checked_tool_uses(tool_uses: object, *, what: str = "run_tools") -> Sequence
             is no sequence, or an item that is not a ``ToolUse`` (named with
             its index).
     """
+    if type(tool_uses) is list or type(tool_uses) is tuple:  # the usual call: checked at once
+        for item in tool_uses:
+            if type(item) is not ToolUse:
+                break
+        else:
+            return tool_uses
     if isinstance(tool_uses, ToolUse):
         raise TypeError(
             f"{what} takes a sequence of ToolUse, not a single ToolUse: "

@@ -58,7 +58,7 @@ class ToolUse:
         Raises:
             MalformedBlockError: a field is missing or of the wrong type.
         """
-        if not isinstance(block, Mapping):
+        if type(block) is not dict and not isinstance(block, Mapping):  # dict: json's, at once
             if isinstance(block, (str, bytes, list, tuple)) or not hasattr(block, "type"):
                 raise MalformedBlockError("tool_use", "expected an object or a content block")
             block = {
@@ -69,10 +69,15 @@ class ToolUse:
         _expect_type(block, "tool_use")
         tool_id = _expect_str(block, "id", "tool_use")
         name = _expect_str(block, "name", "tool_use")
-        raw_input = block.get("input", {})
-        if not isinstance(raw_input, dict) or not all(isinstance(k, str) for k in raw_input):
+        raw_input = block.get("input")
+        if raw_input is None and "input" not in block:
+            raw_input = {}
+        if not isinstance(raw_input, dict):
             raise MalformedBlockError("tool_use.input", "expected an object")
-        return cls(id=tool_id, name=name, input=raw_input)
+        for key in raw_input:  # a loop, not all(<generator>): this runs once per call
+            if not isinstance(key, str):
+                raise MalformedBlockError("tool_use.input", "expected an object")
+        return cls(tool_id, name, raw_input)
 
 
 @attrs.frozen
@@ -241,7 +246,7 @@ class Batch:
 
 
 def _expect_type(block: Mapping[str, object], expected: str) -> None:
-    if not isinstance(block, Mapping):
+    if type(block) is not dict and not isinstance(block, Mapping):
         raise MalformedBlockError(expected, "expected an object")
     if block.get("type") != expected:
         raise MalformedBlockError(f"{expected}.type", f"expected {expected!r}")

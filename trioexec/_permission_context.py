@@ -187,6 +187,10 @@ class PermissionContext:
     _warned: set[tuple[str, RuleBehavior, str]] = attrs.field(
         init=False, repr=False, eq=False, factory=set
     )
+    _found: dict[tuple[tuple[str, ...], str], ToolRules] = attrs.field(
+        init=False, repr=False, eq=False, factory=dict
+    )
+    """:meth:`rules_for` answers, per (names, behavior): the rules never change."""
 
     def __attrs_post_init__(self) -> None:
         grouped: dict[tuple[str, str], tuple[bool, list[str]]] = {}
@@ -216,6 +220,18 @@ class PermissionContext:
         index = self._index
         if not index:
             return _NO_RULES
+        if isinstance(names, tuple):
+            key = (names, behavior)
+            found = self._found.get(key)
+            if found is None:
+                found = self._rules_for(names, behavior)
+                if len(self._found) < 1024:  # a tool's names: a handful per registry
+                    self._found[key] = found
+            return found
+        return self._rules_for(tuple(names), behavior)
+
+    def _rules_for(self, names: tuple[str, ...], behavior: RuleBehavior) -> ToolRules:
+        index = self._index
         found = _NO_RULES
         for name in names:
             extra = index.get((behavior, name))

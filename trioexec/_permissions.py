@@ -56,6 +56,7 @@ from ._texts import permission_denied_message, plan_mode_denied_message
 from ._tool import PermissionResult
 
 if TYPE_CHECKING:
+    from ._path_access import PathAccess
     from ._permission_context import PermissionContext
     from ._tool import CallContext, Tool
 
@@ -101,36 +102,41 @@ async def check_permission_chain(
         return PermissionResult.deny(permission_denied_message(name))
     if permissions.mode == "plan" and not _reads_only(tool, parsed_input):
         return PermissionResult.deny(plan_mode_denied_message(name))
-    ask = permissions.rules_for(rule_names(tool, access, "ask"), "ask")
+    ask = permissions.rules_for(names if access is None else rule_names(tool, access, "ask"), "ask")
     if ask.whole:
         return PermissionResult.ask()
-    resolver = Resolver(ctx.cwd)
-    if _any_rule_matches(tool, deny.contents, parsed_input, ctx, "deny", permissions, resolver):
+    resolver = Resolver(ctx.cwd) if access is not None else None  # only paths resolve
+    if _any_rule_matches(
+        tool, access, deny.contents, parsed_input, ctx, "deny", permissions, resolver
+    ):
         return PermissionResult.deny(path_denial_message(tool, parsed_input, ctx, deny.contents))
     own = tool_check if tool_check is not None else await tool.check_permissions(parsed_input, ctx)
     if own.behavior == "deny":
         return PermissionResult.deny(own.message or permission_denied_message(name))
     if own.behavior == "ask" and own.safety_check:
         return own
-    protected = protected_write(tool, parsed_input, ctx, resolver)
-    if protected is not None:
-        return protected
-    if _any_rule_matches(tool, ask.contents, parsed_input, ctx, "ask", permissions, resolver):
+    if access is not None:
+        protected = protected_write(tool, parsed_input, ctx, resolver)
+        if protected is not None:
+            return protected
+    if _any_rule_matches(
+        tool, access, ask.contents, parsed_input, ctx, "ask", permissions, resolver
+    ):
         return PermissionResult.ask()
     allowed = own if own.behavior == "allow" else PermissionResult.allow()
     if hook_decision == "allow":
         return allowed
     if hook_decision == "ask":
         return PermissionResult.ask(own.message)
-    if permissions.mode == "bypass":
-        return allowed
-    allow = permissions.rules_for(rule_names(tool, access, "allow"), "allow")
+    if permissions.mode == "bypass" or own.behavior == "allow":
+        return allowed  # the tool's own allow: an allow rule could only say the same
+    allow = permissions.rules_for(
+        names if access is None else rule_names(tool, access, "allow"), "allow"
+    )
     if allow.whole or _any_rule_matches(
-        tool, allow.contents, parsed_input, ctx, "allow", permissions, resolver
+        tool, access, allow.contents, parsed_input, ctx, "allow", permissions, resolver
     ):
         return allowed
-    if own.behavior == "allow":
-        return own
     return PermissionResult.ask(own.message)
 
 
@@ -144,12 +150,13 @@ def _reads_only(tool: Tool[Any], parsed_input: object) -> bool:
 
 def _any_rule_matches(
     tool: Tool[Any],
+    access: PathAccess | None,
     contents: tuple[str, ...],
     parsed_input: object,
     ctx: CallContext,
     behavior: RuleBehavior,
     permissions: PermissionContext,
-    resolver: Resolver,
+    resolver: Resolver | None,
 ) -> bool:
     """Whether one of the ``behavior`` rule ``contents`` applies to the call.
 
@@ -158,9 +165,15 @@ def _any_rule_matches(
     """
     if not contents:
         return False
-    access = path_access_of(tool)
     if access is not None:  # a declared path: the content is a path pattern
-        return paths_match(contents, access.paths(parsed_input), ctx.cwd, behavior, resolver)
+        return paths_match(
+            contents, access.paths(parsed_input), ctx.cwd, behavior, resolver or Resolver(ctx.cwd)
+        )
+    together = getattr(tool, "_match_rule_contents", None)  # Bash: every rule in one pass
+    if together is not None:
+        matched = together(contents, parsed_input, behavior=behavior)
+        if matched is not None:
+            return bool(matched)
     unread = False
     for content in contents:
         matched = tool.match_rule_content(content, parsed_input, ctx, behavior=behavior)

@@ -122,7 +122,11 @@ def is_persisted(content: Content) -> bool:
     :data:`MAX_WRAPPER_CHARS` characters.  Any other text, even one that starts
     with the tag (e.g. ``cat`` of a saved transcript), is ordinary output.
     """
-    if not isinstance(content, str) or len(content) > MAX_WRAPPER_CHARS:
+    if (
+        not isinstance(content, str)
+        or len(content) > MAX_WRAPPER_CHARS
+        or not content.startswith(PERSISTED_OUTPUT_TAG)
+    ):
         return False
     match = _WRAPPER.fullmatch(content)
     return match is not None and len(match["preview"]) <= PREVIEW_CHARS

@@ -78,14 +78,14 @@ def new_run_core(
         ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
     """
     env = CallEnv(
-        observers=ObserverSet(observers),
-        cwd=cwd or _current_directory(),
-        session_dir=session_dir,
-        guard=guard,
-        timeout_watch=TimeoutWatch(),
-        tool_timeouts=dict(tool_timeouts or {}),
-        background=background_hooks(guard),
-        solo=SoloGate() if guard is not None else None,  # only guard rails replace inputs
+        ObserverSet(observers),
+        cwd or _current_directory(),
+        session_dir,
+        guard,
+        TimeoutWatch(),
+        dict(tool_timeouts) if tool_timeouts else {},
+        None if guard is None else background_hooks(guard),
+        None if guard is None else SoloGate(),  # only guard rails replace inputs
     )
     batch = mode == "batch"
     limit = resolve_max_concurrency(max_concurrency)
@@ -174,7 +174,9 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
         if core.env.background is not None:
             core.env.background.nursery = None
         try:
-            if not core.discarded:  # a discarded attempt answers nothing for real
+            # A discarded attempt answers nothing for real; a run whose every
+            # call was released has nothing left to answer.
+            if not core.discarded and not core.all_released:
                 core.answer_unstarted(core.blocked_reason() or "user_interrupted")
             core.apply_pending_modifiers()
         finally:
@@ -200,6 +202,8 @@ def what_propagates(
     - else an enclosing scope's cancellation as a plain ``Cancelled``;
     - else whatever else ended the run, a lone exception unwrapped.
     """
+    if not faults and exit_error is None and body_error is None:
+        return None  # the run ended normally
     raised = list(faults)
     if (
         body_error is not None

@@ -17,7 +17,6 @@ Pure functions over :mod:`._shell_syntax` values.
 from __future__ import annotations
 
 import functools
-import os
 from typing import TYPE_CHECKING
 
 from ._shell_syntax import ShellAnalysis, SimpleCommand, Word, analyse
@@ -51,6 +50,7 @@ __all__ = [
     "UNSURE",
     "View",
     "command_views",
+    "line_views",
     "nested_scripts",
     "runs_other_commands",
     "write_targets",
@@ -69,9 +69,16 @@ _SCRIPT = Word("\0script", "\0script", static=False)
 
 
 def command_views(analysis: ShellAnalysis) -> Iterator[View]:
-    """Every command ``analysis`` may run, as word tuples (see the module docstring), each
-    once.  ``analysis`` is the one :func:`analyse` gives for its source."""
+    """Every command ``analysis`` may run, as word tuples (see the module docstring), in
+    order (a command written twice gives its views twice: every consumer asks whether
+    any view matches, or collects names it deduplicates itself).  ``analysis`` is the
+    one :func:`analyse` gives for its source."""
     return iter(_read_views(analysis.source)[0])
+
+
+def line_views(source: str) -> tuple[View, ...]:
+    """:func:`command_views` of the analysis of ``source``, as the tuple kept for it."""
+    return _read_views(source)[0]
 
 
 def nested_scripts(analysis: ShellAnalysis) -> list[ShellAnalysis]:
@@ -82,14 +89,40 @@ def nested_scripts(analysis: ShellAnalysis) -> list[ShellAnalysis]:
 @functools.lru_cache(maxsize=2048)
 def _read_views(source: str) -> tuple[tuple[View, ...], tuple[str, ...]]:
     """The views of a line and the scripts it hands on, worked out once per line."""
+    analysis = analyse(source)
+    plain = _plain_views(analysis)
+    if plain is not None:
+        return plain, ()
     views: list[View] = []
     scripts: list[str] = []
-    for view in _all_views(analyse(source)):
+    for view in _all_views(analysis):
         if view[0] is _SCRIPT:
             scripts.append(view[1].text)
         else:
             views.append(view)
-    return tuple(dict.fromkeys(views)), tuple(dict.fromkeys(scripts))
+    return tuple(views), tuple(dict.fromkeys(scripts)) if scripts else ()
+
+
+def _plain_views(analysis: ShellAnalysis) -> tuple[View, ...] | None:
+    """:func:`_all_views` of a line whose every command runs only itself (no assignment,
+    no here-doc, nothing hidden in strings): each command's words; None for any other."""
+    if analysis.unparsed:
+        return None
+    views: list[View] = []
+    for command in analysis.commands:
+        if command.assignments:
+            return None
+        words = command.words
+        if words:
+            if not _runs_itself(words):
+                return None
+            views.append(words)
+    for redirect in analysis.redirects:
+        if redirect.operator in ("<<", "<<-"):
+            return None
+    if _hides_code_in_strings(analysis):
+        return None
+    return tuple(views)
 
 
 def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
@@ -100,8 +133,12 @@ def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
     for command in analysis.commands:
         for assignment in command.assignments:
             yield from _assignment(assignment, 0)
-        if command.words:
-            yield from _views(command.words, command, 0)
+        words = command.words
+        if words:
+            if _runs_itself(words):
+                yield words  # what _views gives such a command: itself, and nothing else
+            else:
+                yield from _views(words, command, 0)
     for redirect in analysis.redirects:
         if redirect.operator in ("<<", "<<-") and redirect.target is not None:
             # Read a here-doc's lines as commands too: if the grammar and bash ever
@@ -110,6 +147,38 @@ def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
                 inner = analyse(line)
                 for command in () if inner.unparsed else inner.commands:
                     yield from _views(command.words, command, _MAX_DEPTH - 2)
+
+
+_SPECIAL_NAMES = frozenset(
+    [
+        *DECLARATIONS,
+        *ALWAYS_UNSURE,
+        *SHELLS,
+        *SCRIPT_FIRST_OPERAND,
+        "find",
+        "git",
+        *OPAQUE_WRAPPERS,
+        *WRAPPERS,
+    ]
+)
+"""Every command name :func:`_views` reads further than its words."""
+
+
+def _runs_itself(words: tuple[Word, ...]) -> bool:
+    """Whether :func:`_views` of ``words`` is ``words`` alone: a plain command name (known,
+    no ``/``) that hands nothing on, or ``git`` with no global option."""
+    name = words[0]
+    text = name.text
+    if not name.static or name.expands or name.ansi_c or not text or "/" in text:
+        return False
+    if text not in _SPECIAL_NAMES:
+        return True
+    if text != "git":
+        return False
+    if len(words) == 1:
+        return True
+    following = words[1]
+    return following.static and not following.text.startswith("-")
 
 
 def _assignment(word: Word, depth: int) -> Iterator[View]:
@@ -149,7 +218,7 @@ def _views(words: Sequence[Word], command: SimpleCommand, depth: int) -> Iterato
     if not name.static or name.expands or name.ansi_c or not name.text:
         yield UNSURE
         return
-    base = os.path.basename(name.text) or name.text
+    base = name.text.rpartition("/")[2] or name.text  # os.path.basename
     if base != name.text:
         view = (Word(base, base), *words[1:])
         yield view
@@ -441,15 +510,20 @@ def _git_config(setting: str, depth: int) -> Iterator[View]:
         yield UNSURE
 
 
+_ARITHMETIC_CONTEXTS = frozenset(["arithmetic", "subscript", "conditional expression"])
+
+
 def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
     """A quoted ``$(...)`` or backtick the shell may still run: an arithmetic context
     (``(( ))``, ``[[ -eq ]]``, an array subscript, ``let``, ``test -v``...) evaluates
     ``a[$(cmd)]`` held in a string."""
-    contexts = {"arithmetic", "subscript", "conditional expression"} & set(analysis.unmodelled)
-    if not contexts and not any(
-        c.words and c.words[0].text in ARITHMETIC_COMMANDS for c in analysis.commands
-    ):
-        return False
+    unmodelled = analysis.unmodelled
+    if not unmodelled or _ARITHMETIC_CONTEXTS.isdisjoint(unmodelled):
+        for c in analysis.commands:
+            if c.words and c.words[0].text in ARITHMETIC_COMMANDS:
+                break
+        else:
+            return False
     return any(
         "$(" in w.text or "`" in w.text or "${" in w.text
         for c in analysis.commands

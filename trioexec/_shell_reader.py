@@ -141,13 +141,16 @@ class Reader:
             return
         if kind in LISTS:
             for child in node.children:
-                if child.type == "&":
+                child_kind = child.type
+                if child_kind == "command" and not self.errors:
+                    self.command(child, outer, nested=nested)  # what statement() would do
+                elif child_kind == "&":
                     self.unmodelled.append("background")
-                elif child.type == "|&":
+                elif child_kind == "|&":
                     self.unmodelled.append("stderr pipe")
                 elif child.is_named:
                     self.statement(child, outer, nested=nested)
-                elif child.type not in ("&&", "||", ";", "|", "\n"):
+                elif child_kind not in ("&&", "||", ";", "|", "\n"):
                     self.unknown(child, nested=nested)
             return
         if kind == "comment":
@@ -247,7 +250,7 @@ class Reader:
             # spelled without another character), so the words are the blank-separated
             # pieces of the command's own text.
             source = span.decode("ascii")
-            pieces = tuple(Word(piece, piece) for piece in source.split())
+            pieces = tuple([Word(piece, piece) for piece in source.split()])
             self.commands.append(SimpleCommand(pieces, (), outer, source, nested))
             return
         assignments: list[Word] = []

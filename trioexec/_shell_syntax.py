@@ -88,23 +88,23 @@ def analyse(command: str) -> ShellAnalysis:
 def _analyse(command: str) -> ShellAnalysis:
     data = _terminated(command.encode("utf-8", "surrogatepass"))
     tree = _parser().parse(data)
-    if tree.root_node.has_error and _OPERATOR_WORD.search(data):
+    root = tree.root_node
+    if root.has_error and _OPERATOR_WORD.search(data):
         # The grammar takes a lone `==`, `=~` or `!=` for a test operator even where
         # bash sees a plain word (`echo a == b`).  Parse again with such words
         # spelled as plain letters of the same length (offsets stay; the reader
         # takes every text from the original bytes).
         retry = _parser().parse(_OPERATOR_WORD.sub(lambda m: m[1] + b"__", data))
         if not retry.root_node.has_error:
-            tree = retry
-    root = tree.root_node
+            root = retry.root_node
     errors = root.has_error
     reader = Reader(data, errors=errors)
     reader.statement(root, (), nested=False)
     return ShellAnalysis(
         command,
         tuple(reader.commands),
-        tuple(reader.redirects),
-        tuple(dict.fromkeys(reader.unmodelled)),
+        tuple(reader.redirects) if reader.redirects else (),
+        tuple(dict.fromkeys(reader.unmodelled)) if reader.unmodelled else (),
         errors or reader.broken,
         reader.comments,
     )

@@ -106,7 +106,7 @@ class SimpleCommand:
         return self.words[0] if self.words else None
 
 
-@attrs.frozen
+@attrs.define(unsafe_hash=True)  # never mutated; not frozen: cheaper to build
 class ShellAnalysis:
     """What one command line means to the shell, as far as the analysis models it.
 

@@ -8,7 +8,6 @@ path.
 from __future__ import annotations
 
 import itertools
-import os
 from typing import TYPE_CHECKING
 
 from ._shell_syntax import Word
@@ -41,7 +40,7 @@ def write_targets(words: Sequence[Word]) -> list[Word]:
     """
     if not words:
         return []
-    base = os.path.basename(words[0].text)
+    base = words[0].text.rpartition("/")[2]  # os.path.basename
     if base not in _WRITERS:
         return []
     args = list(words[1:])

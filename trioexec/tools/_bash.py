@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from .._bash_rules import match_bash_rule
+from .._bash_rules import match_bash_rule, match_bash_rules
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._texts import command_denied_message
 from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
@@ -44,6 +44,7 @@ __all__ = [
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_BYTES = 1_048_576
+_READ = ("Read",)
 _IN_PLACE_PATHS = 64
 """How many paths the permission check may look at in the event loop thread (names,
 and what a named directory holds) before it starts again in a worker thread."""
@@ -190,18 +191,18 @@ class BashTool(Tool[BashInput]):
         deny rules), runs in a worker thread (cancellation abandons it); the
         others are a few ``lstat`` and ``realpath`` calls, made in place.
         """
-        read_rules = ctx.permissions.rules_for(("Read",), "deny") if ctx.permissions else None
+        read_rules = ctx.permissions.rules_for(_READ, "deny") if ctx.permissions else None
         rules: tuple[str, ...] = ()
         if read_rules is not None:
             rules = ("**",) if read_rules.whole else read_rules.contents
         cwd = ctx.cwd if isinstance(ctx.cwd, Path) else Path(ctx.cwd)
-        judge = functools.partial(judge_paths, input.command, cwd, rules)
-        if not may_glob(input.command):
+        command = input.command
+        if not may_glob(command):
             try:  # a few stat and realpath calls: cheaper than a thread hop
-                return judge(budget=_IN_PLACE_PATHS)
+                return judge_paths(command, cwd, rules, budget=_IN_PLACE_PATHS)
             except WalkTooLong:
                 pass  # a larger directory: walked afresh in a worker thread
-        return await trio.to_thread.run_sync(judge)
+        return await trio.to_thread.run_sync(functools.partial(judge_paths, command, cwd, rules))
 
     async def speculative_permission_check(
         self,
@@ -231,6 +232,19 @@ class BashTool(Tool[BashInput]):
         an allow rule must cover every part (:func:`~trioexec.permissions.match_bash_rule`).
         """
         return match_bash_rule(content, input.command, behavior=behavior)
+
+    def _match_rule_contents(
+        self,
+        contents: tuple[str, ...],
+        input: BashInput,  # noqa: A002
+        *,
+        behavior: RuleBehavior,
+    ) -> bool | None:
+        """Whether one of ``contents`` matches (:meth:`match_rule_content` for each, in one
+        pass); None when a subclass matches rules its own way (then ask it rule by rule)."""
+        if type(self).match_rule_content is not BashTool.match_rule_content:
+            return None
+        return match_bash_rules(contents, input.command, behavior=behavior)
 
     def rule_denial_message(self, input: BashInput, ctx: CallContext) -> str:  # noqa: A002
         """``Permission to use Bash with command {command} has been denied.``"""

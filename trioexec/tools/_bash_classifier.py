@@ -70,18 +70,42 @@ def path_words(command: str) -> tuple[list[list[Word]], list[str]] | None:
     return _read(command)
 
 
+def read_words(command: str) -> tuple[tuple[tuple[Word, ...], ...], tuple[str, ...]] | None:
+    """:func:`path_words` without copying: the cached reading itself (never mutate it)."""
+    read = _read_cached(command)
+    return None if read is None else (read.commands, read.inputs)
+
+
+class _Reading:
+    """The classifier's reading of a line: its simple commands' words, its ``< file``
+    targets, and whether a word is an unquoted brace expansion."""
+
+    __slots__ = ("braces", "commands", "inputs")
+
+    def __init__(
+        self, commands: tuple[tuple[Word, ...], ...], inputs: tuple[str, ...], braces: bool
+    ) -> None:
+        self.commands = commands
+        self.inputs = inputs
+        self.braces = braces
+
+
 @functools.lru_cache(maxsize=1024)
-def _read_cached(command: str) -> tuple[tuple[tuple[Word, ...], ...], tuple[str, ...]] | None:
+def _read_cached(command: str) -> _Reading | None:
     analysis = analyse(command)
     if not analysis.plain or analysis.comments:
         return None  # substitutions, expansions of any kind, subshells, here-docs, `&`...
     commands: list[tuple[Word, ...]] = []
     inputs: list[str] = []
+    braces = False
     for simple in analysis.commands:
         if simple.assignments or not simple.words:
             return None
-        if not all(w.static for w in simple.words):
-            return None  # `$HOME`, `"$x"`: a value this classifier cannot see
+        for w in simple.words:
+            if not w.static:
+                return None  # `$HOME`, `"$x"`: a value this classifier cannot see
+            if w.braces:
+                braces = True
         for redirect in simple.redirects:
             target = redirect.target
             if redirect.operator in (">&-", "<&-"):
@@ -98,28 +122,30 @@ def _read_cached(command: str) -> tuple[tuple[tuple[Word, ...], ...], tuple[str,
             else:
                 return None  # here-strings, `<>`, `<&file`
         commands.append(simple.words)
-    return tuple(commands), tuple(dict.fromkeys(inputs))
+    return _Reading(tuple(commands), tuple(dict.fromkeys(inputs)) if inputs else (), braces)
 
 
 def _read(command: str) -> tuple[list[list[Word]], list[str]] | None:
     read = _read_cached(command)
     if read is None:
         return None
-    return [list(words) for words in read[0]], list(read[1])
+    return [list(words) for words in read.commands], list(read.inputs)
 
 
 def is_read_only_command(command: str) -> bool:
     """True only when every subcommand of ``command`` is known to be read-only."""
     read = _read_cached(command)
-    if read is None or not read[0]:
-        return False
-    parts = read[0]
-    if any(word.braces for words in parts for word in words):
+    if read is None or not read.commands or read.braces:
         return False  # brace expansion could make words (options, ``..``) checked nowhere
-    names = {words[0].text for words in parts}
-    if "cd" in names and "git" in names:
-        return False  # git reads the configuration of the repository it lands in
-    return all(_subcommand_is_read_only(words) for words in parts)
+    parts = read.commands
+    if len(parts) > 1:
+        names = {words[0].text for words in parts}
+        if "cd" in names and "git" in names:
+            return False  # git reads the configuration of the repository it lands in
+    for words in parts:  # noqa: SIM110 (a loop: no generator frame per command)
+        if not _subcommand_is_read_only(words):
+            return False
+    return True
 
 
 def stays_in_working_directory(command: str) -> bool:
@@ -134,14 +160,17 @@ def stays_in_working_directory(command: str) -> bool:
     read = _read_cached(command)
     if read is None:
         return False
-    commands, inputs = read
+    commands = read.commands
     for words in commands:
         if words and words[0].text == "cd" and (len(words) != 2 or words[1].text[:1] == "-"):
             return False
-    if any(w.braces for words in commands for w in words):
+    if read.braces:
         return False  # ``{..,x}/f`` or ``{/etc/passwd,x}`` are checked only after expansion
-    arguments = [w.text for words in commands for w in words[1:]]
-    return all(_relative_word(text) for text in [*arguments, *inputs])
+    for words in commands:
+        for word in words[1:]:
+            if not _relative_word(word.text):
+                return False
+    return all(_relative_word(text) for text in read.inputs)
 
 
 _DOT_GLOB = re.compile(r"(?:^|/)\.[*?\[]")

@@ -25,7 +25,7 @@ from .._shell_commands import UNSURE, command_views, nested_scripts, write_targe
 from .._shell_syntax import ShellAnalysis, Word, analyse
 from .._texts import read_denied_message, sensitive_file_message
 from .._tool import PermissionResult
-from ._bash_classifier import is_read_only_command, path_words, stays_in_working_directory
+from ._bash_classifier import is_read_only_command, read_words, stays_in_working_directory
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,6 +44,12 @@ __all__ = [
 _MAX_BASES = 16
 _MAX_GLOB_MATCHES = 1000
 _MAX_WALK = 2000
+
+_ALLOWED = PermissionResult.allow()
+_PASSED = PermissionResult.passthrough()
+
+_Plan = tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]]
+"""What :func:`resolves_inside` looks at: ``(word, name)`` pairs, then the ``cd`` targets."""
 
 
 @attrs.frozen
@@ -74,37 +80,66 @@ def _moves_of(command: str) -> tuple[str, ...] | None:
     return _moves(_analyses(command))
 
 
-@functools.lru_cache(maxsize=1024)
 def _writes_of(command: str) -> tuple[Word, ...]:
     """Every file the line is known to write (see :func:`write_target_words`)."""
-    return tuple(_write_targets(_analyses(command)))
+    return _lexical(command).writes
 
 
 @functools.lru_cache(maxsize=1024)
-def _allowable(command: str) -> bool:
-    """Read-only and lexically inside the working directory: only the disk can say no."""
-    return is_read_only_command(command) and stays_in_working_directory(command)
+def _allowable(command: str) -> _Plan | None:
+    """Read-only and lexically inside the working directory (only the disk can say no):
+    what :func:`resolves_inside` looks at; None for any other command."""
+    if not (is_read_only_command(command) and stays_in_working_directory(command)):
+        return None
+    lexed = read_words(command)
+    return None if lexed is None else _plan_of(*lexed)
+
+
+class _Lexical:
+    """What every Bash check asks of a line, read in one pass over its views."""
+
+    __slots__ = ("globs", "writes")
+
+    def __init__(self, globs: bool, writes: tuple[Word, ...]) -> None:
+        self.globs = globs
+        """A name is an unquoted glob or brace expansion: checking it expands it."""
+        self.writes = writes
+        """Every file the line is known to write (see :func:`write_target_words`)."""
 
 
 @functools.lru_cache(maxsize=1024)
-def _globs(command: str) -> bool:
-    """A name is an unquoted glob or brace expansion: checking it expands it."""
+def _lexical(command: str) -> _Lexical:
+    globs = False
+    targets: list[Word] = []
     for analysis in _analyses(command):
-        if any(
-            r.reads_file and r.target is not None and r.target.expands for r in analysis.redirects
-        ):
-            return True
-        if any(w.expands for view in command_views(analysis) for w in view[1:]):
-            return True
-    return False
+        for r in analysis.redirects:
+            target = r.target
+            if not globs and target is not None and target.expands and r.reads_file:
+                globs = True
+            if r.writes:
+                targets.append(target or Word("", static=False))
+        for view in command_views(analysis):
+            if view is UNSURE:
+                continue
+            if not globs:
+                for w in view[1:]:
+                    if w.expands:
+                        globs = True
+                        break
+            written = write_targets(view)
+            if written:
+                targets.extend(written)
+    return _Lexical(globs, tuple(dict.fromkeys(targets)) if targets else ())
 
 
-def _analyses(command: str) -> list[ShellAnalysis]:
+@functools.lru_cache(maxsize=1024)
+def _analyses(command: str) -> tuple[ShellAnalysis, ...]:
+    """The line's analysis, then those of the scripts it hands to a shell."""
     analysis = analyse(command)
-    return [analysis, *nested_scripts(analysis)]
+    return (analysis, *nested_scripts(analysis))
 
 
-def _moves(analyses: list[ShellAnalysis]) -> tuple[str, ...] | None:
+def _moves(analyses: tuple[ShellAnalysis, ...]) -> tuple[str, ...] | None:
     targets: list[str] = []
     for analysis in analyses:
         for command in analysis.commands:
@@ -130,7 +165,7 @@ def _bases(moves: tuple[str, ...] | None, cwd: Path) -> list[str] | None:
     return list(dict.fromkeys(bases))
 
 
-def _names(analyses: list[ShellAnalysis]) -> list[Word]:
+def _names(analyses: tuple[ShellAnalysis, ...]) -> list[Word]:
     """Every word that may name a file the line reads: arguments, option values, ``< file``
     (each once: a word the views of a line share is one name)."""
     found: list[Word] = []
@@ -169,7 +204,7 @@ def candidates(text: str) -> list[str]:
     if "=" in text:
         found.append(text.partition("=")[2])
     if not text.startswith("--"):
-        found.extend(text[k:] for k in range(2, len(text)))  # ``-fFILE``, ``-nfFILE``
+        found.extend([text[k:] for k in range(2, len(text))])  # ``-fFILE``, ``-nfFILE``
     return found
 
 
@@ -338,16 +373,6 @@ def write_target_words(command: str) -> list[Word]:
     return list(_writes_of(command))
 
 
-def _write_targets(analyses: list[ShellAnalysis]) -> list[Word]:
-    targets: list[Word] = []
-    for analysis in analyses:
-        targets.extend(r.target or Word("", static=False) for r in analysis.redirects if r.writes)
-        for view in command_views(analysis):
-            if view is not UNSURE:
-                targets.extend(write_targets(view))
-    return list(dict.fromkeys(targets))
-
-
 def protected_write_target(command: str, cwd: Path) -> tuple[str, str | None] | None:
     """The first protected file ``command`` writes: ``(path, reason)``; None when there is none.
 
@@ -411,14 +436,15 @@ def judge_paths(
         else:
             message = sensitive_file_message(path)
         return PermissionResult.ask(message, safety_check=True)
-    if _allowable(command) and resolves_inside(command, cwd):
-        return PermissionResult.allow()
-    return PermissionResult.passthrough()
+    plan = _allowable(command)
+    if plan is not None and _plan_resolves_inside(plan, cwd):
+        return _ALLOWED
+    return _PASSED
 
 
 def may_glob(command: str) -> bool:
     """Whether :func:`judge_paths` may expand a glob the command names (any number of names)."""
-    return _globs(command)
+    return _lexical(command).globs
 
 
 def resolves_inside(command: str, cwd: Path) -> bool:
@@ -437,6 +463,10 @@ def resolves_inside(command: str, cwd: Path) -> bool:
     plan = _inside_names(command)
     if plan is None:
         return False
+    return _plan_resolves_inside(plan, cwd)
+
+
+def _plan_resolves_inside(plan: _Plan, cwd: Path) -> bool:
     answer = _resolves_inside_directly(plan, str(cwd))
     if answer is not None:
         return answer
@@ -444,18 +474,24 @@ def resolves_inside(command: str, cwd: Path) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def _inside_names(command: str) -> tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]] | None:
+def _inside_names(command: str) -> _Plan | None:
     """For :func:`resolves_inside`: ``(word, name)`` pairs and the ``cd`` targets of the
     classifier's reading of the line (None: it does not read it)."""
-    lexed = path_words(command)
-    if lexed is None:
-        return None
-    commands, inputs = lexed
+    lexed = read_words(command)
+    return None if lexed is None else _plan_of(*lexed)
+
+
+def _plan_of(commands: tuple[tuple[Word, ...], ...], inputs: tuple[str, ...]) -> _Plan:
+    """The names the classifier's reading (``commands``, ``inputs``) gives to check."""
     names: dict[tuple[str, bool], tuple[Word, str]] = {(t, False): (Word(t), t) for t in inputs}
     moves: list[Word] = []
     for words in commands:
         for word in words[1:]:
-            for name in candidates(word.text):  # each name is checked once
+            text = word.text
+            if text[:1] != "-" or text == "-":  # not an option: the word names itself
+                names.setdefault((text, word.expands), (word, text))
+                continue
+            for name in candidates(text):  # each name is checked once
                 names.setdefault((name, word.expands), (word, name))
         if words[0].text == "cd" and len(words) == 2:
             moves.append(words[1])
@@ -465,6 +501,18 @@ def _inside_names(command: str) -> tuple[tuple[tuple[Word, str], ...], tuple[Wor
 def _plainly_inside(base: str, name: str) -> bool | None:
     """True when ``name`` under the directory ``base`` (itself inside) meets no symbolic
     link and no ``..`` (so it resolves inside, or does not exist); None: resolve it."""
+    if "/" not in name:  # one component: one lstat
+        if name in ("", "."):
+            return True
+        if name == "..":
+            return None
+        try:
+            mode = os.lstat(f"{base.rstrip('/')}/{name}").st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # nothing there: the name as written stays inside
+        except OSError:
+            return None
+        return None if stat.S_ISLNK(mode) else True
     if name.startswith("/") or ".." in name.split("/"):
         return None
     path = base.rstrip("/")
@@ -483,9 +531,7 @@ def _plainly_inside(base: str, name: str) -> bool | None:
     return True
 
 
-def _resolves_inside_directly(
-    plan: tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]], cwd: str
-) -> bool | None:
+def _resolves_inside_directly(plan: _Plan, cwd: str) -> bool | None:
     """:func:`resolves_inside` with ``lstat`` alone; None where that cannot say."""
     names, moves = plan
     bases = [cwd]
@@ -498,9 +544,19 @@ def _resolves_inside_directly(
         bases.extend(moved)
         if len(bases) > _MAX_BASES:
             return False
+    lstat, is_link = os.lstat, stat.S_ISLNK
     for base in bases:
+        root = base.rstrip("/")
         for word, name in names:
-            if not _plainly_inside(base, name):
+            if "/" not in name and name not in ("", ".", ".."):  # _plainly_inside, inline
+                try:
+                    if is_link(lstat(f"{root}/{name}").st_mode):
+                        return None
+                except (FileNotFoundError, NotADirectoryError):
+                    pass  # nothing there: the name as written stays inside
+                except OSError:
+                    return None
+            elif not _plainly_inside(base, name):
                 return None
             if word.expands:
                 if "[" in name:
@@ -512,9 +568,7 @@ def _resolves_inside_directly(
     return True
 
 
-def _resolves_inside_resolved(
-    plan: tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]], cwd: Path
-) -> bool:
+def _resolves_inside_resolved(plan: _Plan, cwd: Path) -> bool:
     """:func:`resolves_inside` with every name resolved by ``realpath``."""
     names, moves = plan
     root = Path(os.path.realpath(cwd))

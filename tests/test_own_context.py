@@ -1,0 +1,143 @@
+"""A lone call of the batch path runs in its batch nursery's body, in a context of its own.
+
+``in_own_context`` drives a coroutine in the current task, each step in one copy
+of the context; ``run_tools`` runs a one-call batch (a one-call turn, every
+unsafe call) that way.  What a task of its own would guarantee must still hold:
+context variables set by the tool stay with the tool, cancellation reaches it,
+and what it raises propagates as raised.
+"""
+
+from __future__ import annotations
+
+import contextvars
+
+import attrs
+import pytest
+import trio
+import trio.testing
+
+from trioexec import CallContext, ProgressSender, Tool, ToolUse, run_tools
+from trioexec._own_context import in_own_context
+
+SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="caller's")
+
+
+async def _set_then_read(value: str) -> str:
+    SEEN.set(value)
+    await trio.sleep(1)  # a real trap: trio suspends and resumes the coroutine
+    return SEEN.get()
+
+
+async def test_each_step_runs_in_one_copy_and_the_caller_keeps_its_value(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    assert await in_own_context(_set_then_read("tool's")) == "tool's"
+    assert SEEN.get() == "caller's"
+
+
+async def test_the_copy_starts_from_the_callers_value(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    token = SEEN.set("outer")
+    try:
+
+        async def read() -> str:
+            await trio.lowlevel.checkpoint()
+            return SEEN.get()
+
+        assert await in_own_context(read()) == "outer"
+    finally:
+        SEEN.reset(token)
+
+
+async def test_cancellation_reaches_the_coroutine_and_propagates(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    reached: list[str] = []
+
+    async def sleeper() -> None:
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            reached.append(SEEN.get())
+            raise
+
+    async def in_a_copy() -> None:
+        SEEN.set("tool's")
+        await sleeper()
+
+    with trio.move_on_after(1) as scope:
+        await in_own_context(in_a_copy())
+    assert scope.cancelled_caught
+    assert reached == ["tool's"]
+    assert trio.current_time() == 1
+
+
+async def test_an_exception_propagates_as_raised() -> None:
+    error = KeyError("k")
+
+    async def fails() -> None:
+        await trio.lowlevel.checkpoint()
+        raise error
+
+    with pytest.raises(KeyError) as caught:
+        await in_own_context(fails())
+    assert caught.value is error
+
+
+@attrs.frozen
+class _SetterInput:
+    to: str
+
+
+class _Setter(Tool[_SetterInput]):
+    """Sets the context variable to its input's ``to`` and reports what it then reads."""
+
+    name = "Setter"
+    input_type = _SetterInput
+
+    def __init__(self, *, safe: bool) -> None:
+        self._safe = safe
+
+    def is_concurrency_safe(self, payload: _SetterInput) -> bool:
+        return self._safe
+
+    async def call(
+        self, payload: _SetterInput, ctx: CallContext, progress: ProgressSender
+    ) -> object:
+        before = SEEN.get()
+        SEEN.set(payload.to)
+        await trio.sleep(1)
+        return f"{before} -> {SEEN.get()}"
+
+
+@pytest.mark.parametrize("safe", [True, False])
+async def test_a_lone_calls_context_change_stays_with_the_call(
+    autojump_clock: trio.testing.MockClock, safe: bool
+) -> None:
+    outcome = await run_tools([ToolUse("a", "Setter", {"to": "a"})], [_Setter(safe=safe)])
+    assert [r.content for r in outcome.results] == ["caller's -> a"]
+    assert SEEN.get() == "caller's"
+
+
+async def test_each_unsafe_call_starts_from_the_callers_context(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    uses = [ToolUse(i, "Setter", {"to": i}) for i in ("a", "b", "c")]
+    outcome = await run_tools(uses, [_Setter(safe=False)])
+    assert [r.content for r in outcome.results] == [
+        "caller's -> a",
+        "caller's -> b",
+        "caller's -> c",
+    ]
+    assert SEEN.get() == "caller's"
+
+
+async def test_a_lone_call_is_stopped_by_a_cancelled_enclosing_scope(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    with trio.move_on_after(0.5) as scope:
+        await run_tools([ToolUse("a", "Setter", {"to": "a"})], [_Setter(safe=False)])
+    assert scope.cancelled_caught
+    assert trio.current_time() == 0.5
+    assert SEEN.get() == "caller's"
