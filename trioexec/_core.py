@@ -214,21 +214,36 @@ class RunCore:
         """Whether a call may still be waiting to start (no later call has started)."""
         return self._next_start < len(self.calls)
 
+    @property
+    def any_queued(self) -> bool:
+        """Whether a call is still queued (exact, unlike :attr:`has_queued`)."""
+        return any(call.state == "queued" for call in self.calls[self._next_start :])
+
     def next_startable(self) -> Iterator[Call]:
         """Queued calls that may start now, in arrival order (streaming)."""
-        while self.blocked_reason() is None:
-            while (
-                self._next_start < len(self.calls)
-                and self.calls[self._next_start].state != "queued"
-            ):
-                self._next_start += 1
-            if self._next_start >= len(self.calls):
-                return
-            call = self.calls[self._next_start]
-            if not self.can_start(call):
-                return
-            self.mark_started(call)
+        while (call := self.start_next()) is not None:
             yield call
+
+    def start_next(self) -> Call | None:
+        """Start the first queued call if it may start now (:meth:`mark_started`); None if not.
+
+        The start rule scans in arrival order and stops at the first call that
+        cannot start, so a safe call never overtakes an earlier unsafe one.
+        """
+        if self.blocked_reason() is not None:
+            return None
+        calls = self.calls
+        index = self._next_start
+        while index < len(calls) and calls[index].state != "queued":
+            index += 1
+        self._next_start = index
+        if index >= len(calls):
+            return None
+        call = calls[index]
+        if not self.can_start(call):
+            return None
+        self.mark_started(call)
+        return call
 
     def mark_started(self, call: Call) -> None:
         """Move ``call`` to ``executing``; an interruptible call gets its own scope.

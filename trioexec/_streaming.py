@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 
 __all__ = ["StreamingExecutor", "open_streaming_executor"]
 
+_HOST_TASK = "trioexec.StreamingExecutor: turn and sibling scopes"
+_CALL_TASK = "trioexec.StreamingExecutor: tool call"
+
 
 class StreamingExecutor:
     """Runs tool calls as they arrive; see :func:`open_streaming_executor`."""
@@ -162,14 +165,13 @@ class StreamingExecutor:
     def _start_queued(self) -> None:
         """Start the queued calls the start rule allows (their tasks, once the host runs)."""
         core = self._core
-        if not core.has_queued:
-            return
         nursery = self._nursery
         if nursery is not None:
-            for call in core.next_startable():
-                nursery.start_soon(core.run_call, call)
+            while (call := core.start_next()) is not None:
+                nursery.start_soon(core.run_call, call, name=_CALL_TASK)
         elif self._pending is not None:  # the host starts them as it opens the nursery
-            self._pending.extend(core.next_startable())
+            while (call := core.start_next()) is not None:
+                self._pending.append(call)
 
     def _on_settled(self) -> None:
         core = self._core
@@ -187,25 +189,32 @@ class StreamingExecutor:
     async def _host(self) -> None:
         """Owns the turn scope, the sibling scope and the calls' nursery.
 
-        Started with ``start_soon``, it opens the nursery without a checkpoint
-        (so it always gets that far) and starts the calls :meth:`add_tool`
-        started before it ran: the first in its own body (inside the
-        nursery, like a child), the others as tasks.  It keeps the nursery's
-        body going until the input ends; then the nursery closes once the
-        last call's task has ended (a call completing starts the next ones
-        from its own task, so no call is ever started in a closed nursery).
-        Once it is cancelled, no call starts any more.
+        Started with ``start_soon``, it gets as far as the nursery without a
+        checkpoint and starts the calls :meth:`add_tool` started before it
+        ran: the first in its own body (inside the nursery, like a child),
+        the others as tasks.  It keeps the nursery's body going until the
+        input ends; then the nursery closes once the last call's task has
+        ended (a call completing starts the next ones from its own task, so
+        no call is ever started in a closed nursery).  Once it is cancelled,
+        no call starts any more.
+
+        When the input ended before it ran, with one call started and none
+        queued, no other call can ever start: that call runs here, inside
+        the two scopes, and no nursery is opened for calls that cannot come.
         """
         core = self._core
         try:
             with core.turn_scope, core.sibling_scope:
+                pending, self._pending = self._pending, None
+                if self._input_closed and pending and len(pending) == 1 and not core.any_queued:
+                    await core.run_call(pending[0])
+                    return
                 async with trio.open_nursery() as nursery:
-                    pending, self._pending = self._pending, None
                     self._nursery = nursery
                     try:
                         if pending:
                             for call in pending[1:]:
-                                nursery.start_soon(core.run_call, call)
+                                nursery.start_soon(core.run_call, call, name=_CALL_TASK)
                             await core.run_call(pending[0])
                         if not self._input_closed:
                             self._input_ended = trio.Event()
@@ -294,7 +303,7 @@ async def open_streaming_executor(
     executor = StreamingExecutor(core, updates)
     try:
         async with open_run(core) as nursery:
-            nursery.start_soon(executor._host)
+            nursery.start_soon(executor._host, name=_HOST_TASK)
             yield executor
             executor._close_input()
     finally:

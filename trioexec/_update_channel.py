@@ -155,12 +155,17 @@ class UpdateReceiveChannel(trio.abc.ReceiveChannel[Update]):
         """The next update: a cancellation point; a schedule point only when it waits."""
         await trio.lowlevel.checkpoint_if_cancelled()
         queue = self._queue
-        if queue.buffer and not queue.receive_closed:
-            return queue.buffer.popleft()
-        try:
-            return await self._wait()
-        except trio.EndOfChannel:
-            raise StopAsyncIteration from None
+        while True:  # (_wait, inlined: iteration is the hot path)
+            if queue.receive_closed:
+                raise trio.ClosedResourceError
+            if queue.buffer:
+                return queue.buffer.popleft()
+            if queue.send_closed:
+                raise StopAsyncIteration
+            if queue.waiting is not None:
+                raise trio.BusyResourceError("another task is already receiving the updates")
+            queue.waiting = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(queue._abort)
 
     async def _wait(self) -> Update:
         queue = self._queue
