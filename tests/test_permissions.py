@@ -475,3 +475,41 @@ def test_a_tool_by_default_cannot_interpret_rule_content() -> None:
     for behavior in ("allow", "ask", "deny"):
         assert Opaque().match_rule_content("ls:*", {}, ctx, behavior=behavior) is None  # type: ignore[arg-type]
         assert shell_tool().match_rule_content("ls:*", {}, ctx, behavior=behavior) is None  # type: ignore[arg-type]
+
+
+class _Delegating(Tool[Any]):
+    """A tool that forwards what it does not define to a wrapped ``Bash`` and matches
+    rules its own way: every deny rule applies to it."""
+
+    def __init__(self) -> None:
+        from trioexec.tools import BashTool
+
+        self._inner = BashTool()
+        self.name = "Bash"
+        self.input_schema = self._inner.input_schema
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def check_permissions(self, input: Any, ctx: CallContext) -> PermissionResult:  # noqa: A002
+        return PermissionResult.passthrough()
+
+    def match_rule_content(
+        self,
+        content: str,
+        input: Any,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool:
+        return behavior == "deny"
+
+
+async def test_a_tool_forwarding_attributes_to_bash_keeps_its_own_rule_matching() -> None:
+    from trioexec.tools._bash import BashInput
+
+    permissions = PermissionContext(deny=("Bash(rm:*)",))
+    verdict = await check_permission_chain(
+        _Delegating(), BashInput("ls"), ctx_for("ls"), permissions
+    )
+    assert verdict == DENIED

@@ -169,9 +169,11 @@ def _any_rule_matches(
         return paths_match(
             contents, access.paths(parsed_input), ctx.cwd, behavior, resolver or Resolver(ctx.cwd)
         )
-    together = getattr(tool, "_match_rule_contents", None)  # Bash: every rule in one pass
+    # Bash: every rule in one pass.  Looked up on the class: an instance forwarding
+    # unknown attributes to a wrapped Bash would hand over another tool's matching.
+    together = getattr(type(tool), "_match_rule_contents", None)
     if together is not None:
-        matched = together(contents, parsed_input, behavior=behavior)
+        matched = together(tool, contents, parsed_input, behavior=behavior)
         if matched is not None:
             return bool(matched)
     unread = False
