@@ -191,3 +191,33 @@ def test_a_ctrl_c_in_the_main_task_reaches_a_lone_call_as_a_cancellation() -> No
         trio.run(main)
     assert tool.reached == ["Cancelled"]
     assert answers == ["cancelled"]
+
+
+class _Ran(Tool[dict[str, object]]):
+    """Records that its body ran; returns without a checkpoint."""
+
+    name = "Ran"
+
+    def __init__(self) -> None:
+        self.input_schema = {"type": "object"}
+        self.ran: list[str] = []
+
+    async def call(
+        self, payload: dict[str, object], ctx: CallContext, progress: ProgressSender
+    ) -> object:
+        self.ran.append(ctx.tool_use.id)
+        return "ran"
+
+
+class _InterruptsOnStart(Observer):
+    def call_event(self, event: CallEvent) -> None:
+        if event.kind == "started":
+            raise KeyboardInterrupt
+
+
+async def test_a_lone_call_whose_start_an_observer_interrupts_never_runs_its_tool() -> None:
+    """As for a call run in a task of its own: the run stops before the tool's first step."""
+    tool = _Ran()
+    with pytest.raises(KeyboardInterrupt):
+        await run_tools([ToolUse("a", "Ran", {})], [tool], observers=[_InterruptsOnStart()])
+    assert tool.ran == []

@@ -206,7 +206,11 @@ async def _run_batch(
             call = calls[0]
             if call.state == "queued" and core.blocked_reason() is None:
                 core.mark_started(call)
-                await in_own_context(core.run_call(call))
+                if core.blocked_reason() is None:
+                    await in_own_context(core.run_call(call))
+                else:  # an observer stopped the run as the call started: a task's
+                    # start comes after the stop takes effect, so the call is stopped
+                    nursery.start_soon(core.run_call, call)
             return
         if limiter is None or len(calls) <= limiter.total_tokens:
             # The whole batch fits (batches run one after another, so every slot
