@@ -10,13 +10,14 @@ and what it raises propagates as raised.
 from __future__ import annotations
 
 import contextvars
+import signal
 
 import attrs
 import pytest
 import trio
 import trio.testing
 
-from trioexec import CallContext, ProgressSender, Tool, ToolUse, run_tools
+from trioexec import CallContext, CallEvent, Observer, ProgressSender, Tool, ToolUse, run_tools
 from trioexec._own_context import in_own_context
 
 SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="caller's")
@@ -141,3 +142,52 @@ async def test_a_lone_call_is_stopped_by_a_cancelled_enclosing_scope(
     assert scope.cancelled_caught
     assert trio.current_time() == 0.5
     assert SEEN.get() == "caller's"
+
+
+class _Waiter(Tool[dict[str, object]]):
+    """Waits until cancelled; records what reached it."""
+
+    name = "Waiter"
+
+    def __init__(self) -> None:
+        self.input_schema = {"type": "object"}
+        self.reached: list[str] = []
+
+    async def call(
+        self, payload: dict[str, object], ctx: CallContext, progress: ProgressSender
+    ) -> object:
+        try:
+            await trio.sleep_forever()
+        except BaseException as exc:
+            self.reached.append(type(exc).__name__)
+            raise
+        return "never"
+
+
+def test_a_ctrl_c_in_the_main_task_reaches_a_lone_call_as_a_cancellation() -> None:
+    """trio delivers a KeyboardInterrupt to the main task: a lone call run from the main
+    task still runs in a task of its own, so the tool is cancelled (and answered so) and
+    run_tools raises the KeyboardInterrupt itself, as for calls run in tasks."""
+    tool = _Waiter()
+    answers: list[str] = []
+
+    class Answers(Observer):
+        def call_event(self, event: CallEvent) -> None:
+            if event.kind in ("completed", "failed", "cancelled"):
+                answers.append(event.kind)
+
+    @trio.lowlevel.enable_ki_protection
+    async def press_ctrl_c() -> None:
+        await trio.testing.wait_all_tasks_blocked()
+        signal.raise_signal(signal.SIGINT)  # protected here: trio hands it to the main task
+
+    async def main() -> None:
+        trio.lowlevel.spawn_system_task(press_ctrl_c)
+        await run_tools([ToolUse("a", "Waiter", {})], [tool], observers=[Answers()])
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT is not Python's default handler here: trio would not take it")
+    with pytest.raises(KeyboardInterrupt):
+        trio.run(main)
+    assert tool.reached == ["Cancelled"]
+    assert answers == ["cancelled"]

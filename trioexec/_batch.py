@@ -199,7 +199,7 @@ async def _run_batch(
     core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter | None
 ) -> None:
     async with trio.open_nursery() as nursery:
-        if len(calls) == 1:
+        if len(calls) == 1 and not _in_main_task():
             # A lone call (a one-call turn, every unsafe call) runs in the
             # nursery's own body: the same scopes around it, and a copy of the
             # context as a task of its own would have, without spawning one.
@@ -231,6 +231,19 @@ async def _run_batch(
                 break
             core.mark_started(call)
             nursery.start_soon(_run_with_slot, core, call, limiter)
+
+
+def _in_main_task() -> bool:
+    """Whether this is the task ``trio.run`` started (or a system task).
+
+    trio delivers a KeyboardInterrupt to the main task, thrown into whatever it
+    awaits: a tool run in that task's body would get the KeyboardInterrupt
+    instead of a cancellation.  From the main task a lone call keeps a task of
+    its own; the KeyboardInterrupt then reaches the batch nursery, which
+    cancels the call.
+    """
+    parent = trio.lowlevel.current_task().parent_nursery
+    return parent is not None and parent.parent_task is trio.lowlevel.current_root_task()
 
 
 async def _run_with_slot(core: RunCore, call: Call, limiter: trio.CapacityLimiter) -> None:
