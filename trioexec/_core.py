@@ -243,6 +243,7 @@ class RunCore:
         if not self.can_start(call):
             return None
         self.mark_started(call)
+        self._next_start = index + 1  # no call up to it is queued any more
         return call
 
     def mark_started(self, call: Call) -> None:
