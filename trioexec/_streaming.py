@@ -318,5 +318,10 @@ async def open_streaming_executor(
             executor._close_input()
     finally:
         executor._closed = True
+        core.on_settled = _nothing_to_start  # no cycle core -> executor -> core once it is over
         if core.all_released:
             core.close_output()
+
+
+def _nothing_to_start() -> None:
+    """What a finished run's core calls when a call settles: nothing can start any more."""
