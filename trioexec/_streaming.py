@@ -173,10 +173,9 @@ class StreamingExecutor:
         core = self._core
         nursery = self._nursery
         if nursery is not None:
-            start = nursery.start_soon
             run = self._base.run  # start_soon copies the context it is called in
             while (call := core.start_next()) is not None:
-                run(start, core.run_call, call, name=_CALL_TASK)
+                run(_start_call, nursery, core, call)
         elif self._pending is not None:  # the host starts them as it opens the nursery
             while (call := core.start_next()) is not None:
                 self._pending.append(call)
@@ -222,9 +221,7 @@ class StreamingExecutor:
                     try:
                         if pending:
                             for call in pending[1:]:
-                                self._base.run(
-                                    nursery.start_soon, core.run_call, call, name=_CALL_TASK
-                                )
+                                self._base.run(_start_call, nursery, core, call)
                             await in_own_context(core.run_call(pending[0]), self._base)
                         if not self._input_closed:
                             self._input_ended = trio.Event()
@@ -321,6 +318,11 @@ async def open_streaming_executor(
         core.on_settled = _nothing_to_start  # no cycle core -> executor -> core once it is over
         if core.all_released:
             core.close_output()
+
+
+def _start_call(nursery: trio.Nursery, core: RunCore, call: Call) -> None:
+    """Start ``call``'s task (in a copy of the context this is run in)."""
+    nursery.start_soon(core.run_call, call, name=_CALL_TASK)
 
 
 def _nothing_to_start() -> None:
