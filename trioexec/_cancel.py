@@ -313,7 +313,10 @@ class GraceWatchdog:
     stopped; ``grace_period`` seconds after its cancellation was requested
     its call is answered on its behalf (``answer(call)``) and a warning is
     logged.  The task itself is still awaited by its nursery: no task
-    outlives the run.
+    outlives the run.  This holds whoever cancelled: a sibling's error, an
+    interrupt, or the application's own enclosing scope (the watch sleeps in
+    a shielded scope, so the cancellation that stops the calls does not stop
+    the watch).
 
     No task runs while nothing is being cancelled: the watch task is started
     (in ``nursery``, outside the run's scopes) at the first cancellation
@@ -389,7 +392,9 @@ class GraceWatchdog:
     async def _watch(self) -> None:
         try:
             while self._unanswered:
-                with trio.CancelScope(deadline=self._next_due()) as scope:
+                # Shielded: an enclosing scope's cancellation (the application's
+                # own, say) is what this watch is for, so it must not end it.
+                with trio.CancelScope(deadline=self._next_due(), shield=True) as scope:
                     self._scope = scope
                     await trio.sleep_forever()
                 self._scope = None
