@@ -10,9 +10,14 @@ import trio
 import trio.testing
 from helpers import REJECT, make_tool, use
 
-from trioexec import ToolUse, Turn, open_streaming_executor, run_tools
-from trioexec._call import Admission, Call
-from trioexec._cancel import NEVER_STARTED_BATCH, Cancellation, cancel_at_end_of_instant
+from trioexec import ToolResult, ToolUse, Turn, open_streaming_executor, run_tools
+from trioexec._call import Admission, Call, CallOutcome
+from trioexec._cancel import (
+    NEVER_STARTED_BATCH,
+    Cancellation,
+    GraceWatchdog,
+    cancel_at_end_of_instant,
+)
 
 READ = make_tool("Read", interrupt="cancel")
 
@@ -118,3 +123,49 @@ async def test_the_watchdog_starts_at_a_cancellation_and_ends_with_the_cancelled
     # The call stopped at once: the run does not wait out the 30 s grace period.
     assert trio.current_time() == 1.0
     assert len(results) == 1
+
+
+class _Answers:
+    """The watchdog's ``answer``: records when each call was answered on its behalf."""
+
+    def __init__(self, watchdog: GraceWatchdog) -> None:
+        self.watchdog = watchdog
+        self.at: dict[str, float] = {}
+
+    def __call__(self, stuck: Call) -> None:
+        self.at[stuck.tool_use.id] = trio.current_time()
+        stuck.outcome = CallOutcome(ToolResult(stuck.tool_use.id, "answered", is_error=True))
+        self.watchdog.answered(stuck)
+
+
+async def test_a_miscount_to_zero_does_not_end_the_watch_while_a_call_is_unanswered(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    watchdog = GraceWatchdog(2.0)
+    answers = _Answers(watchdog)
+    stuck, unwatched = call(0), call(1)
+    async with trio.open_nursery() as nursery:
+        watchdog.request(unwatched, trio.current_time())  # before the run lent its nursery
+        watchdog.open(nursery, answers)
+        watchdog.request(stuck, trio.current_time())
+        await trio.sleep(1.0)
+        watchdog.answered(unwatched)  # counted nowhere: the count reaches 0 with "t0" waiting
+    watchdog.close()
+    assert answers.at == {"t0": 2.0}
+
+
+async def test_a_call_answered_behind_the_watchdogs_back_does_not_keep_the_watch_alive(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    watchdog = GraceWatchdog(2.0)
+    answers = _Answers(watchdog)
+    quiet = call(0)
+    with trio.fail_after(60.0):  # a watch sleeping forever would hang the run
+        async with trio.open_nursery() as nursery:
+            watchdog.open(nursery, answers)
+            watchdog.request(quiet, trio.current_time())
+            await trio.sleep(1.0)
+            quiet.outcome = CallOutcome(ToolResult("t0", "done"))  # never reported
+    watchdog.close()
+    assert answers.at == {}
+    assert trio.current_time() <= 2.0

@@ -766,6 +766,44 @@ async def test_call_ignoring_cancellation_is_answered_after_the_grace_period(
     assert any("ignored cancellation" in r.getMessage() for r in caplog.records)
 
 
+async def test_a_call_ignoring_the_applications_cancellation_is_answered_after_the_grace(
+    autojump_clock: trio.testing.MockClock, recorder: Recorder
+) -> None:
+    # The application's own scope stops the run at t = 1: the watch that
+    # answers the stubborn call at 1 + 2 is not stopped by that cancellation,
+    # and the run still waits for the stubborn task (it ends at t = 100).
+    with assert_no_new_tasks():
+        with trio.move_on_after(1.0) as scope:
+            async with open_streaming_executor(
+                [*TOOLS, stubborn], observers=[recorder], grace_period=2.0
+            ) as executor:
+                executor.add_tool(use("s", "Stubborn", sleep=100.0))
+                async for _ in executor.remaining():
+                    pass
+        assert scope.cancelled_caught
+        assert trio.current_time() == 100.0
+    assert recorder.times("cancelled") == {"s": 3.0}
+    assert recorder.of_kind("cancelled")[0].reason == "cancelled"
+    assert recorder.times("call_ended")["s"] == 100.0
+
+
+async def test_a_batch_call_ignoring_the_applications_cancellation_is_answered_after_the_grace(
+    autojump_clock: trio.testing.MockClock, recorder: Recorder
+) -> None:
+    # The cooperative sibling sees the enclosing scope's cancellation (t = 1)
+    # and stops at once; the stubborn call is answered 2 s later.
+    with trio.move_on_after(1.0) as scope:
+        await run_tools(
+            [use("s", "Stubborn", sleep=100.0), use("g", "Grep", sleep=50.0)],
+            [*TOOLS, stubborn],
+            observers=[recorder],
+            grace_period=2.0,
+        )
+    assert scope.cancelled_caught
+    assert recorder.times("cancelled") == {"g": 1.0, "s": 3.0}
+    assert recorder.times("call_ended")["s"] == 100.0
+
+
 async def test_batch_call_ignoring_cancellation_is_answered_on_updates(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

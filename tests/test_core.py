@@ -415,3 +415,25 @@ async def test_a_finished_run_is_freed_without_the_cycle_collector(inputs: list[
         assert [ref() for ref in keeper.inputs] == [None] * len(inputs)
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("inputs", [["unsafe"], ["safe", "safe"], ["safe", "unsafe"]])
+async def test_a_finished_streaming_run_is_freed_without_the_cycle_collector(
+    inputs: list[str],
+) -> None:
+    # The executor and its core point at each other while the run is open;
+    # closing the executor lets go, so reference counting frees the run.
+    keeper = _Keeper()
+    gc.collect()
+    gc.disable()
+    try:
+        async with open_streaming_executor([keeper]) as executor:
+            for i, to in enumerate(inputs):
+                executor.add_tool(ToolUse(f"k{i}", "Keeper", {"to": to}))
+            updates = [update async for update in executor.remaining()]
+        assert [u.result.content for u in results_of(updates)] == inputs
+        del executor, updates
+        assert len(keeper.inputs) == len(inputs)
+        assert [ref() for ref in keeper.inputs] == [None] * len(inputs)
+    finally:
+        gc.enable()

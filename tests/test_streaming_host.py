@@ -137,7 +137,7 @@ class SetsAContextVar(Tool[dict[str, Any]]):
         return SEEN.get()
 
 
-async def test_a_call_run_in_the_host_keeps_its_context_changes_to_itself(
+async def test_a_call_run_in_the_host_leaves_the_applications_context_unchanged(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     async with open_streaming_executor([SetsAContextVar()]) as executor:
@@ -147,3 +147,41 @@ async def test_a_call_run_in_the_host_keeps_its_context_changes_to_itself(
         updates = [update async for update in executor.remaining()]
     assert [u.result.content for u in results_of(updates)] == ["a", "b"]
     assert SEEN.get() == "application's"
+
+
+class RecordsTheContextItFinds(Tool[dict[str, Any]]):
+    """An unsafe tool answering with the value it found, then setting its own."""
+
+    name = "Finds"
+    input_schema: dict[str, Any] = {"type": "object"}  # noqa: RUF012
+
+    def is_concurrency_safe(self, payload: dict[str, Any]) -> bool:
+        return False
+
+    async def call(
+        self, payload: dict[str, Any], ctx: CallContext, progress: ProgressSender
+    ) -> object:
+        found = SEEN.get()
+        SEEN.set(ctx.tool_use.id)
+        await trio.sleep(1.0)
+        return found
+
+
+@pytest.mark.parametrize("added_while_running", [False, True])
+async def test_every_streaming_call_starts_from_the_context_the_executor_was_opened_in(
+    autojump_clock: trio.testing.MockClock, added_while_running: bool
+) -> None:
+    # "a" runs in the host's body; "b" and "c" are started by the completion
+    # of the call before them (unsafe calls run one at a time), "c" perhaps
+    # added while "a" runs.  None sees another call's change, nor the one the
+    # application made after opening the executor.
+    async with open_streaming_executor([RecordsTheContextItFinds()]) as executor:
+        SEEN.set("changed after opening")
+        executor.add_tool(use("a", "Finds"))
+        executor.add_tool(use("b", "Finds"))
+        if added_while_running:
+            await trio.testing.wait_all_tasks_blocked()
+        executor.add_tool(use("c", "Finds"))
+        updates = [update async for update in executor.remaining()]
+        assert SEEN.get() == "changed after opening"
+    assert [u.result.content for u in results_of(updates)] == ["application's"] * 3

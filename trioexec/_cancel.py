@@ -313,13 +313,23 @@ class GraceWatchdog:
     stopped; ``grace_period`` seconds after its cancellation was requested
     its call is answered on its behalf (``answer(call)``) and a warning is
     logged.  The task itself is still awaited by its nursery: no task
-    outlives the run.
+    outlives the run.  This holds whoever cancelled: a sibling's error, an
+    interrupt, or the application's own enclosing scope (the watch sleeps in
+    a shielded scope, so the cancellation that stops the calls does not stop
+    the watch).
 
     No task runs while nothing is being cancelled: the watch task is started
     (in ``nursery``, outside the run's scopes) at the first cancellation
     request and ends as soon as no requested call is left unanswered.  Per
     call it costs O(1): the request time (on the call), an append and a
-    count; only a watch that fires looks through the requested calls.
+    count; only a watch that wakes looks through the requested calls.
+
+    The count only decides when the watch wakes early; what it watches is
+    read from the calls themselves (those requested with no answer yet)
+    each time it wakes.  A miscount can therefore neither end the watch
+    while a call is unanswered (it wakes, finds the call, sleeps again) nor
+    keep it alive past the last answer (it always sleeps until the earliest
+    due time of a call it found unanswered, and ends once it finds none).
 
     The run lends the watchdog its nursery and its ``answer`` for its
     lifetime (:meth:`open` / :meth:`close`); outside it a request is only
@@ -347,7 +357,7 @@ class GraceWatchdog:
         self.nursery: trio.Nursery | None = None
         self._answer: Callable[[Call], None] = _answer_nothing
         self._requested: list[Call] = []  # in request order; answered ones are dropped lazily
-        self._unanswered = 0  # how many of them have no answer yet
+        self._unanswered = 0  # how many of them have no answer yet (a hint: see the class)
         self._running = False
         self._scope: trio.CancelScope | None = None
 
@@ -360,6 +370,8 @@ class GraceWatchdog:
         """The run is over: nothing more is watched, and its ``answer`` is let go."""
         self.nursery = None
         self._answer = _answer_nothing
+        self._requested = []
+        self._unanswered = 0
 
     def request(self, call: Call, now: float) -> None:
         """Cancellation of ``call`` was requested at ``now`` (the first request counts)."""
@@ -377,19 +389,23 @@ class GraceWatchdog:
             self._scope.deadline = min(self._scope.deadline, now + self.grace_period)
 
     def answered(self, call: Call) -> None:
-        """``call``, whose cancellation was requested, has its answer (the last stops the watch)."""
+        """``call``, whose cancellation was requested, has its answer (the last wakes the watch)."""
         if not self._unanswered:
             return  # it was requested while nothing was watched
         self._unanswered -= 1
-        if not self._unanswered:
-            self._requested.clear()
-            if self._scope is not None:
-                self._scope.cancel(reason="no cancelled call left unanswered")
+        if not self._unanswered and self._scope is not None:
+            self._scope.cancel(reason="no cancelled call left unanswered")
 
     async def _watch(self) -> None:
+        assert self.grace_period is not None
+        grace = self.grace_period
         try:
-            while self._unanswered:
-                with trio.CancelScope(deadline=self._next_due()) as scope:
+            while waiting := self._waiting():
+                self._unanswered = len(waiting)  # re-read: a miscount lasts one sleep at most
+                due = min(c.cancel_requested_at or 0.0 for c in waiting) + grace
+                # Shielded: an enclosing scope's cancellation (the application's
+                # own, say) is what this watch is for, so it must not end it.
+                with trio.CancelScope(deadline=due, shield=True) as scope:
                     self._scope = scope
                     await trio.sleep_forever()
                 self._scope = None
@@ -406,11 +422,6 @@ class GraceWatchdog:
         """The requested calls still unanswered (the answered are dropped here, once)."""
         self._requested = [call for call in self._requested if call.outcome is None]
         return self._requested
-
-    def _next_due(self) -> float:
-        assert self.grace_period is not None
-        due = [c.cancel_requested_at for c in self._waiting() if c.cancel_requested_at is not None]
-        return min(due) + self.grace_period if due else math.inf
 
     def _answer_overdue(self) -> None:
         assert self.grace_period is not None

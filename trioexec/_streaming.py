@@ -19,6 +19,7 @@ results through the ordered gate.
 
 from __future__ import annotations
 
+import contextvars
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from ._call import unknown_tool_outcome
 from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore
 from ._misuse import check_tool_use, require_trio
 from ._models import ToolUse, Update
+from ._own_context import in_own_context
 from ._policy import Policy, resolve_policy
 from ._run import new_run_core, open_run
 from ._update_channel import UpdateReceiveChannel, open_update_channel
@@ -64,6 +66,10 @@ class StreamingExecutor:
         self._input_closed = False
         self._input_ended: trio.Event | None = None  # made when the host has to wait for it
         self._closed = False
+        # Every call starts from a copy of the context the executor was opened
+        # in: never from the context of the call whose completion started it,
+        # nor from the host's (which runs the first call in its body).
+        self._base = contextvars.copy_context()
         core.on_settled = self._on_settled
 
     # ------------------------------------------------------------ public API
@@ -167,8 +173,9 @@ class StreamingExecutor:
         core = self._core
         nursery = self._nursery
         if nursery is not None:
+            run = self._base.run  # start_soon copies the context it is called in
             while (call := core.start_next()) is not None:
-                nursery.start_soon(core.run_call, call, name=_CALL_TASK)
+                run(_start_call, nursery, core, call)
         elif self._pending is not None:  # the host starts them as it opens the nursery
             while (call := core.start_next()) is not None:
                 self._pending.append(call)
@@ -207,15 +214,15 @@ class StreamingExecutor:
             with core.turn_scope, core.sibling_scope:
                 pending, self._pending = self._pending, None
                 if self._input_closed and pending and len(pending) == 1 and not core.any_queued:
-                    await core.run_call(pending[0])
+                    await in_own_context(core.run_call(pending[0]), self._base)
                     return
                 async with trio.open_nursery() as nursery:
                     self._nursery = nursery
                     try:
                         if pending:
                             for call in pending[1:]:
-                                nursery.start_soon(core.run_call, call, name=_CALL_TASK)
-                            await core.run_call(pending[0])
+                                self._base.run(_start_call, nursery, core, call)
+                            await in_own_context(core.run_call(pending[0]), self._base)
                         if not self._input_closed:
                             self._input_ended = trio.Event()
                             await self._input_ended.wait()
@@ -308,5 +315,15 @@ async def open_streaming_executor(
             executor._close_input()
     finally:
         executor._closed = True
+        core.on_settled = _nothing_to_start  # no cycle core -> executor -> core once it is over
         if core.all_released:
             core.close_output()
+
+
+def _start_call(nursery: trio.Nursery, core: RunCore, call: Call) -> None:
+    """Start ``call``'s task (in a copy of the context this is run in)."""
+    nursery.start_soon(core.run_call, call, name=_CALL_TASK)
+
+
+def _nothing_to_start() -> None:
+    """What a finished run's core calls when a call settles: nothing can start any more."""
