@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from typing import TYPE_CHECKING
 
 import trio
@@ -274,51 +275,65 @@ class RunCore:
             else:
                 with call.scope:
                     outcome = await self._lifecycle(call)
-        except BaseException as exc:
+        except trio.Cancelled:
+            # No ``as`` name here: binding one costs each call a cascade stops
+            # a cleanup handler more (on 3.11 every handler a ``Cancelled``
+            # passes runs trio's metaclass's Python-level subclass check).
             cancellation = self.cancellation
-            if (
-                type(exc) is trio.Cancelled
-                and cancellation.cause is not None
+            if cancellation.cause is not None and (
                 # A scope delivered it: the sibling scope (no shield lies
                 # between it and here), or any other (asked of trio).
-                and (
-                    cancellation.sibling_scope.cancel_called
-                    or trio.current_effective_deadline() == -math.inf
-                )
+                cancellation.sibling_scope.cancel_called
+                or trio.current_effective_deadline() == -math.inf
             ):
                 # The common case (a cascade, an abort, a discard...): the run
                 # already knows why its calls are being stopped.
                 self._finish_stopped(call)
                 raise
-            if delivered_by_a_scope(exc):
-                self._note_outer_cancellation(exc)
-                self._finish_stopped(call)
+            cancelled = sys.exception()
+            assert cancelled is not None
+            if self._call_raised(call, cancelled) is cancelled:
                 raise
-            cancelled, failures = split_cancelled(exc)
-            if cancelled is not None and failures is not None and delivered_by_a_scope(cancelled):
-                # The tool's own nursery failed while being cancelled: the
-                # cancellation wins; the failures are only logged.
-                logger.warning(
-                    "tool call %s (%s) failed while being cancelled",
-                    call.tool_use.id,
-                    call.tool_use.name,
-                    exc_info=failures,
-                )
-                self._finish_stopped(call)
-                raise cancelled from None
-            # Not an Exception (KeyboardInterrupt, SystemExit, a Cancelled no
-            # scope delivered...): the call is answered now, the run stops, and
-            # the exception propagates when the run ends.  Its siblings are
-            # answered as interrupted, never as a sibling error.  A call whose
-            # tool had returned (a hook raised afterwards) keeps its result.
-            self.record_fault(exc, call)  # first: answering it must not start another
-            if call.state == "executing":
-                self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
+            return
+        except BaseException as exc:
+            propagated = self._call_raised(call, exc)
+            if propagated is exc:
+                raise
+            if propagated is not None:
+                raise propagated from None
             return
         if outcome is None:
             self._finish_stopped(call)
         else:
             self.complete(call, outcome)
+
+    def _call_raised(self, call: Call, exc: BaseException) -> BaseException | None:
+        """Answer a call whose lifecycle raised ``exc``; return what propagates (None: nothing)."""
+        if delivered_by_a_scope(exc):
+            self._note_outer_cancellation(exc)
+            self._finish_stopped(call)
+            return exc
+        cancelled, failures = split_cancelled(exc)
+        if cancelled is not None and failures is not None and delivered_by_a_scope(cancelled):
+            # The tool's own nursery failed while being cancelled: the
+            # cancellation wins; the failures are only logged.
+            logger.warning(
+                "tool call %s (%s) failed while being cancelled",
+                call.tool_use.id,
+                call.tool_use.name,
+                exc_info=failures,
+            )
+            self._finish_stopped(call)
+            return cancelled
+        # Not an Exception (KeyboardInterrupt, SystemExit, a Cancelled no
+        # scope delivered...): the call is answered now, the run stops, and
+        # the exception propagates when the run ends.  Its siblings are
+        # answered as interrupted, never as a sibling error.  A call whose
+        # tool had returned (a hook raised afterwards) keeps its result.
+        self.record_fault(exc, call)  # first: answering it must not start another
+        if call.state == "executing":
+            self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
+        return None
 
     def _lifecycle(self, call: Call) -> Awaitable[CallOutcome | None]:
         return run_tool_use(

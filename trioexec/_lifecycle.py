@@ -221,6 +221,10 @@ async def run_tool_use(
                 finally:
                     expiry = env.timeout_watch.disarm(tool_id)
             timed_out = limit_scope.cancelled_caught  # the limit ran out before it returned
+    except trio.Cancelled:  # first, and with no ``as`` name: one cleanup handler less
+        if gate is not None or observers is not None:  # (_end_call_step, without its call)
+            _end_call_step(gate, alone, observers, tool_id)
+        raise
     except Exception as exc:
         if gate is not None:  # its place is given back before the post hooks run
             _leave(gate, alone)
