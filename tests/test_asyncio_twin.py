@@ -10,11 +10,13 @@ task waits, end-of-instant cancellation, and scopes that carry a reason.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -245,6 +247,31 @@ def test_a_call_that_ignores_its_cancellation_is_answered_after_the_grace_period
     seen, ended = _run(main)  # type: ignore[misc]
     assert seen == [(3.0, REJECT_MESSAGE)]  # answered on its behalf, 2 s after the interrupt
     assert ended == 10.0  # and its task was still awaited: nothing outlives the run
+
+
+_SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("twin_seen", default="application's")
+
+
+class _FindsTheContext(AsyncioScriptedTool):
+    """Answers with the value it found, after setting its own (unsafe: one at a time)."""
+
+    async def call(self, payload: Any, ctx: Any, progress: Any) -> object:
+        found = _SEEN.get()
+        _SEEN.set(ctx.tool_use.id)
+        await asyncio.sleep(1)
+        return found
+
+
+def test_every_streaming_call_starts_from_the_context_the_executor_was_opened_in() -> None:
+    async def main() -> list[object]:
+        tool = _FindsTheContext("Finds", concurrency_safe=False)
+        async with open_streaming_executor([tool]) as executor:
+            for name in "abc":
+                executor.add_tool(ToolUse(name, "Finds", {}))
+            updates = [u async for u in executor.remaining()]
+        return [u.result.content for u in updates]  # type: ignore[attr-defined]
+
+    assert _run(main) == ["application's"] * 3
 
 
 def test_cancelling_the_task_from_outside_answers_every_call_and_propagates() -> None:

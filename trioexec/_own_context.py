@@ -6,9 +6,7 @@ tool.  The batch path runs a lone call (a one-call turn, every unsafe call) in
 the body of its batch's nursery instead of a task of its own: the same scopes
 around it, without spawning and scheduling a task.  :func:`in_own_context`
 keeps the isolation a task would give: every step of the coroutine runs in
-its own copy of the context, taken when it starts.  The streaming executor
-uses it too, for the call its host task runs in its body, with the context the
-executor was opened in as the base.
+its own copy of the context, taken when it starts.
 
 Cancellation and every other trap pass through untouched: what the coroutine
 yields goes to trio as is, and what trio sends back (or throws in) goes to the
@@ -30,15 +28,8 @@ T = TypeVar("T")
 
 
 @types.coroutine
-def in_own_context(
-    coro: Coroutine[object, object, T], base: contextvars.Context | None = None
-) -> Generator[object, object, T]:
+def in_own_context(coro: Coroutine[object, object, T]) -> Generator[object, object, T]:
     """Drive ``coro`` to its end in this task, each step in a copy of the current context.
-
-    Args:
-        coro: the coroutine to drive.
-        base: the context to copy instead of the current one (the streaming
-            executor's calls all start from the context it was opened in).
 
     Returns:
         What ``coro`` returns.
@@ -47,7 +38,7 @@ def in_own_context(
         BaseException: whatever ``coro`` raises, as raised (``trio.Cancelled``
             included: cancellation reaches it exactly as it would reach a task).
     """
-    context = contextvars.copy_context() if base is None else base.copy()
+    context = contextvars.copy_context()
     sent: object = None
     thrown: BaseException | None = None
     while True:

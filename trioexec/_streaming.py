@@ -29,7 +29,6 @@ from ._call import unknown_tool_outcome
 from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore
 from ._misuse import check_tool_use, require_trio
 from ._models import ToolUse, Update
-from ._own_context import in_own_context
 from ._policy import Policy, resolve_policy
 from ._run import new_run_core, open_run
 from ._update_channel import UpdateReceiveChannel, open_update_channel
@@ -68,7 +67,10 @@ class StreamingExecutor:
         self._closed = False
         # Every call starts from a copy of the context the executor was opened
         # in: never from the context of the call whose completion started it,
-        # nor from the host's (which runs the first call in its body).
+        # nor from the host's.  The host's own context is a copy taken in the
+        # same instant, and only the call it runs in its body runs in it (the
+        # host starts every other call from this one), so that call needs no
+        # copy of its own.
         self._base = contextvars.copy_context()
         core.on_settled = self._on_settled
 
@@ -214,7 +216,7 @@ class StreamingExecutor:
             with core.turn_scope, core.sibling_scope:
                 pending, self._pending = self._pending, None
                 if self._input_closed and pending and len(pending) == 1 and not core.any_queued:
-                    await in_own_context(core.run_call(pending[0]), self._base)
+                    await core.run_call(pending[0])
                     return
                 async with trio.open_nursery() as nursery:
                     self._nursery = nursery
@@ -222,7 +224,7 @@ class StreamingExecutor:
                         if pending:
                             for call in pending[1:]:
                                 self._base.run(_start_call, nursery, core, call)
-                            await in_own_context(core.run_call(pending[0]), self._base)
+                            await core.run_call(pending[0])
                         if not self._input_closed:
                             self._input_ended = trio.Event()
                             await self._input_ended.wait()

@@ -10,6 +10,7 @@ executor's queue.  Partitioning, admission and ``RunOutcome`` are trioexec's.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +131,7 @@ class StreamingExecutor:
         self._closed = False
         self._ended = False
         self._idle = asyncio.Event()
+        self._base = contextvars.copy_context()  # every call starts from a copy of this
         core.on_settled = self._on_settled
 
     def add_tool(self, tool_use: ToolUse) -> None:
@@ -219,7 +221,7 @@ class StreamingExecutor:
         if self._group is not None:
             for call in core.next_startable():
                 try:
-                    self._group.create_task(core.run_call(call))
+                    self._group.create_task(core.run_call(call), context=self._base.copy())
                 except RuntimeError:  # the group is shutting down: answered at the end
                     break
         if not self._input_closed or core.executing_count:
@@ -289,5 +291,10 @@ async def open_streaming_executor(
             core.settle()
     finally:
         executor._closed = True
+        core.on_settled = _nothing_to_start  # no cycle core -> executor -> core once it is over
         if core.all_released:
             core.close_output()
+
+
+def _nothing_to_start() -> None:
+    """What a finished run's core calls when a call settles: nothing can start any more."""
