@@ -42,7 +42,7 @@ from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._gate import OrderedGate, ResultOrder
 from ._groups import split_cancelled
-from ._lifecycle import CallEnv, CallStep, prepare_tool_use, run_tool_use
+from ._lifecycle import CallEnv, run_tool_use
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
@@ -267,31 +267,18 @@ class RunCore:
             self._update_interruptible()
 
     async def run_call(self, call: Call) -> None:
-        """Task body of one call: its lifecycle (inside its own scope, if it has one).
-
-        A call without a scope of its own awaits its tool's call here, in
-        this one ``try``: a ``Cancelled`` leaving the tool passes one handler
-        on its way out (on 3.11 each handler it passes runs trio's
-        metaclass's Python-level subclass check, paid by every call a
-        cascade stops).
-        """
-        outcome: CallOutcome | CallStep | None = None
-        calling: CallStep | None = None  # set while the tool's call runs
+        """Task body of one call: its lifecycle (inside its own scope, if it has one)."""
+        outcome: CallOutcome | None = None
         try:
             if call.scope is None:
-                outcome = await self._prepare(call)
-                if isinstance(outcome, CallStep):
-                    calling = outcome
-                    output = await calling.call_tool()
-                    calling = None
-                    outcome = await outcome.returned(output)
+                outcome = await self._lifecycle(call)
             else:
                 with call.scope:
                     outcome = await self._lifecycle(call)
         except trio.Cancelled:
-            # No ``as`` name here: binding one costs a cleanup handler more.
-            if calling is not None:
-                calling.end()
+            # No ``as`` name here: binding one costs each call a cascade stops
+            # a cleanup handler more (on 3.11 every handler a ``Cancelled``
+            # passes runs trio's metaclass's Python-level subclass check).
             cancellation = self.cancellation
             if cancellation.cause is not None and (
                 # A scope delivered it: the sibling scope (no shield lies
@@ -309,25 +296,7 @@ class RunCore:
                 raise
             return
         except BaseException as exc:
-            if calling is None:
-                propagated = self._call_raised(call, exc)
-            elif isinstance(exc, Exception):  # the tool raised: a value, after its hooks
-                try:
-                    outcome = await calling.failed(exc)
-                except BaseException as raised:
-                    propagated = self._answer_raised(call, raised)
-                    if propagated is raised:
-                        raise
-                    if propagated is not None:
-                        raise propagated from None
-                    return
-                self.complete(call, outcome)
-                return
-            else:
-                stopping = calling.stopped(exc)
-                propagated = self._answer_raised(call, stopping)
-                if propagated is not None and propagated is not exc:
-                    raise propagated from None
+            propagated = self._call_raised(call, exc)
             if propagated is exc:
                 raise
             if propagated is not None:
@@ -336,36 +305,7 @@ class RunCore:
         if outcome is None:
             self._finish_stopped(call)
         else:
-            assert not isinstance(outcome, CallStep)
             self.complete(call, outcome)
-
-    def _answer_raised(self, call: Call, exc: BaseException) -> BaseException | None:
-        """:meth:`_call_raised`, with the common case of a cancellation the run explains first."""
-        cancellation = self.cancellation
-        if (
-            type(exc) is trio.Cancelled
-            and cancellation.cause is not None
-            and (
-                cancellation.sibling_scope.cancel_called
-                or trio.current_effective_deadline() == -math.inf
-            )
-        ):
-            self._finish_stopped(call)
-            return exc
-        return self._call_raised(call, exc)
-
-    def _prepare(self, call: Call) -> Awaitable[CallOutcome | CallStep | None]:
-        return prepare_tool_use(
-            call.tool_use,
-            call.compiled,
-            env=self.env,
-            state=call.context_at_start if call.context_at_start is not None else {},
-            progress=lambda data: self.progress(call, data),
-            on_returned=call.set_returned,
-            on_timeout=lambda expiry: self._timed_out(call, expiry),
-            admission=call.admission,
-            answered=lambda: call.outcome is not None,
-        )
 
     def _call_raised(self, call: Call, exc: BaseException) -> BaseException | None:
         """Answer a call whose lifecycle raised ``exc``; return what propagates (None: nothing)."""

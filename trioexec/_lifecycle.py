@@ -42,11 +42,11 @@ from ._tool import CallContext, ContextModifier, ContextState, ProgressSender, T
 from ._validation import CompiledTool, input_error_text, validate
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable
 
     from ._call import Expiry
 
-__all__ = ["CallEnv", "CallStep", "prepare_tool_use", "run_tool_use"]
+__all__ = ["CallEnv", "run_tool_use"]
 
 logger = logging.getLogger("trioexec")
 
@@ -80,7 +80,7 @@ class CallEnv:
         self.observed = bool(self.observers)
 
 
-async def prepare_tool_use(
+async def run_tool_use(
     tool_use: ToolUse,
     compiled: CompiledTool | None,
     *,
@@ -91,11 +91,8 @@ async def prepare_tool_use(
     on_timeout: Callable[[Expiry], CallOutcome] | None = None,
     admission: Admission | None = None,
     answered: Callable[[], bool] = lambda: False,
-) -> CallOutcome | CallStep | None:
-    """Run one call's steps up to its tool's call: its answer if they end it, else its step.
-
-    The caller awaits the returned :class:`CallStep`'s
-    :meth:`~CallStep.call_tool` and ends it (:func:`run_tool_use` does all).
+) -> CallOutcome | None:
+    """Run one call through its whole lifecycle and return its answer.
 
     ``on_returned`` is told the real answer the moment the tool has returned,
     before any later step that can be cancelled: a call whose tool finished
@@ -208,255 +205,106 @@ async def prepare_tool_use(
         if env.tool_timeouts or tool.timeout is not None or tool.idle_timeout is not None
         else None
     )
-    return CallStep(
-        tool,
-        tool_use,
-        parsed,
-        ctx,
-        progress,
-        env,
-        gate,
-        alone,
-        observers,
-        limits,
-        attachments,
-        stop_reason,
-        raw_input,
-        on_returned,
-        on_timeout,
-    )
-
-
-async def run_tool_use(
-    tool_use: ToolUse,
-    compiled: CompiledTool | None,
-    *,
-    env: CallEnv,
-    state: ContextState,
-    progress: ProgressSender,
-    on_returned: Callable[[CallOutcome], None],
-    on_timeout: Callable[[Expiry], CallOutcome] | None = None,
-    admission: Admission | None = None,
-    answered: Callable[[], bool] = lambda: False,
-) -> CallOutcome | None:
-    """Run one call through its whole lifecycle and return its answer.
-
-    The arguments are :func:`prepare_tool_use`'s; None when the call was
-    answered on its behalf before its tool ran.
-
-    Raises:
-        trio.Cancelled: the call's scope (or an enclosing one) was cancelled.
-    """
-    step = await prepare_tool_use(
-        tool_use,
-        compiled,
-        env=env,
-        state=state,
-        progress=progress,
-        on_returned=on_returned,
-        on_timeout=on_timeout,
-        admission=admission,
-        answered=answered,
-    )
-    if not isinstance(step, CallStep):
-        return step
+    expiry: Expiry | None = None
+    timed_out = False
+    # No ``finally`` here: every handler a ``Cancelled`` passes costs trio's
+    # exception class (its metaclass) a Python-level subclass check on 3.11,
+    # paid by each call a cascade stops.  Each way out ends the step itself.
     try:
-        output = await step.call_tool()
-    except trio.Cancelled:
-        step.end()
+        if limits is None or env.timeout_watch is None:
+            output = await tool.call(parsed, ctx, progress)
+        else:
+            with trio.CancelScope() as limit_scope:
+                env.timeout_watch.arm(tool_id, limit_scope, limits)
+                try:
+                    output = await tool.call(parsed, ctx, progress)
+                finally:
+                    expiry = env.timeout_watch.disarm(tool_id)
+            timed_out = limit_scope.cancelled_caught  # the limit ran out before it returned
+    except trio.Cancelled:  # first, and with no ``as`` name: one cleanup handler less
+        if gate is not None or observers is not None:  # (_end_call_step, without its call)
+            _end_call_step(gate, alone, observers, tool_id)
         raise
     except Exception as exc:
-        return await step.failed(exc)
-    except BaseException as exc:  # what stops the run, or a group
-        propagating = step.stopped(exc)
-        if propagating is exc:
-            raise
-        raise propagating from None
-    return await step.returned(output)
-
-
-class CallStep:
-    """A call past its checks, about to run its tool: what the steps around the call need.
-
-    :func:`prepare_tool_use` makes it; the caller awaits :meth:`call_tool`
-    itself (a ``Cancelled`` then passes no handler of the lifecycle on its way
-    out), then ends the step with :meth:`returned`, :meth:`failed` (the tool
-    raised an ``Exception``) or :meth:`stopped` (anything else).
-    """
-
-    __slots__ = (
-        "alone",
-        "attachments",
-        "ctx",
-        "env",
-        "expiry",
-        "gate",
-        "limits",
-        "observers",
-        "on_returned",
-        "on_timeout",
-        "parsed",
-        "progress",
-        "raw_input",
-        "stop_reason",
-        "timed_out",
-        "tool",
-        "tool_use",
-    )
-
-    def __init__(
-        self,
-        tool: Tool[Any],
-        tool_use: ToolUse,
-        parsed: object,
-        ctx: CallContext,
-        progress: ProgressSender,
-        env: CallEnv,
-        gate: SoloGate | None,
-        alone: bool,
-        observers: ObserverSet | None,
-        limits: ToolTimeouts | None,
-        attachments: tuple[Attachment, ...],
-        stop_reason: str | None,
-        raw_input: Mapping[str, Any],
-        on_returned: Callable[[CallOutcome], None],
-        on_timeout: Callable[[Expiry], CallOutcome] | None,
-    ) -> None:
-        self.tool = tool
-        self.tool_use = tool_use
-        self.parsed = parsed
-        self.ctx = ctx
-        self.progress = progress
-        self.env = env
-        self.gate = gate
-        self.alone = alone
-        self.observers = observers
-        self.limits = limits
-        self.attachments = attachments
-        self.stop_reason = stop_reason
-        self.raw_input = raw_input
-        self.on_returned = on_returned
-        self.on_timeout = on_timeout
-        self.expiry: Expiry | None = None
-        self.timed_out = False
-
-    def call_tool(self) -> Awaitable[object]:
-        """The tool's call: its own coroutine, with no frame around it unless a limit applies."""
-        if self.limits is None or self.env.timeout_watch is None:
-            return self.tool.call(self.parsed, self.ctx, self.progress)
-        return self._limited(self.env.timeout_watch, self.limits)
-
-    async def _limited(self, watch: TimeoutWatch, limits: ToolTimeouts) -> object:
-        output: object = None
-        with trio.CancelScope() as limit_scope:
-            watch.arm(self.tool_use.id, limit_scope, limits)
-            try:
-                output = await self.tool.call(self.parsed, self.ctx, self.progress)
-            finally:
-                self.expiry = watch.disarm(self.tool_use.id)
-        self.timed_out = limit_scope.cancelled_caught  # the limit ran out before it returned
-        return output
-
-    def end(self) -> None:
-        """The call step is over: give its place back and tell the observers (if any)."""
-        if self.gate is not None or self.observers is not None:
-            _end_call_step(self.gate, self.alone, self.observers, self.tool_use.id)
-
-    def stopped(self, exc: BaseException) -> BaseException:
-        """End the step the tool left with ``exc`` (not an ``Exception``); return what propagates.
-
-        A group mixing a cancellation with failures (the tool's own nursery
-        failed while being cancelled): the cancellation wins (its scope answers
-        the call) and the failures are logged.
-        """
-        self.end()
-        if isinstance(exc, BaseExceptionGroup):
-            cancelled, failures = split_cancelled(exc)
-            if cancelled is not None and failures is not None:
-                logger.warning(
-                    "tool call %s failed while being cancelled", self.tool_use.id, exc_info=failures
-                )
-                return cancelled
-        return exc
-
-    async def failed(self, exc: Exception) -> CallOutcome:
-        """The answer of a call whose tool raised ``exc``, after the failure hooks."""
-        tool_id = self.tool_use.id
-        if self.gate is not None:  # its place is given back before the post hooks run
-            _leave(self.gate, self.alone)
+        if gate is not None:  # its place is given back before the post hooks run
+            _leave(gate, alone)
         try:
             failure = format_tool_error(exc)
             outcome = CallOutcome(
-                ToolResult(tool_id, failure, is_error=True),
-                self.attachments,
-                stop_reason=self.stop_reason,
+                ToolResult(tool_id, failure, is_error=True), attachments, stop_reason=stop_reason
             )
-            self.on_returned(outcome)
-            env = self.env
-            guard = env.guard
+            on_returned(outcome)
             if guard is not None and guard.hooks.entries:
                 after = await after_call(
                     guard,
-                    self.tool,
-                    self.tool_use,
-                    self.raw_input,
+                    tool,
+                    tool_use,
+                    raw_input,
                     response=None,
                     error=failure,
                     cwd=env.cwd,
-                    parsed_input=self.parsed,
+                    parsed_input=parsed,
                     background=env.background,
                 )
                 outcome = _with_post(outcome, after)
             return outcome
         finally:
-            if self.observers is not None:
-                self.observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
-
-    async def returned(self, output: object) -> CallOutcome:
-        """The answer of a call whose tool returned ``output``: mapping, finalising, post hooks."""
-        self.end()
-        if self.timed_out:
-            assert self.expiry is not None
-            assert self.on_timeout is not None
-            return self.on_timeout(self.expiry)
-        tool, tool_id, env = self.tool, self.tool_use.id, self.env
-        modifier: ContextModifier | None = None
-        if isinstance(output, ToolOutput):
-            modifier = output.context_modifier
-            output = output.value
-        try:
-            result = ToolResult(tool_id, tool.map_result(output))
-        except Exception as exc:
-            result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
-        else:
-            if env.session_dir is not None or is_content_empty(result.content):
-                result = await _finalize(tool, result, env.session_dir)  # else nothing to do
-        outcome = CallOutcome(result, self.attachments, modifier, self.stop_reason)
-        self.on_returned(outcome)
-        guard = env.guard
-        if guard is not None and guard.hooks.entries:
-            try:
-                response = tool.tool_response(self.parsed, output)
-            except Exception:
-                logger.warning("tool_response of %s failed", tool.name, exc_info=True)
-                response = None
-            after = await after_call(
-                guard,
-                tool,
-                self.tool_use,
-                self.raw_input,
-                response=result,
-                cwd=env.cwd,
-                tool_response=response,
-                parsed_input=self.parsed,
-                background=env.background,
-            )
-            if after.updated_mcp_tool_output is not None:
-                outcome = attrs.evolve(
-                    outcome, result=await _replaced_output(tool, result, after, env.session_dir)
+            if observers is not None:
+                observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
+    except BaseException as exc:  # Cancelled, or what stops the run
+        _end_call_step(gate, alone, observers, tool_id)
+        if isinstance(exc, BaseExceptionGroup):
+            cancelled, failures = split_cancelled(exc)
+            if cancelled is not None and failures is not None:
+                # The tool's own nursery failed while being cancelled: the
+                # cancellation wins (its scope answers the call); failures are logged.
+                logger.warning(
+                    "tool call %s failed while being cancelled", tool_id, exc_info=failures
                 )
-            outcome = _with_post(outcome, after)
-        return outcome
+                raise cancelled from None
+        raise
+    _end_call_step(gate, alone, observers, tool_id)
+    if timed_out:
+        assert expiry is not None
+        assert on_timeout is not None
+        return on_timeout(expiry)
+
+    modifier: ContextModifier | None = None
+    if isinstance(output, ToolOutput):
+        modifier = output.context_modifier
+        output = output.value
+    try:
+        result = ToolResult(tool_id, tool.map_result(output))
+    except Exception as exc:
+        result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
+    else:
+        if env.session_dir is not None or is_content_empty(result.content):
+            result = await _finalize(tool, result, env.session_dir)  # else nothing to do
+    outcome = CallOutcome(result, attachments, modifier, stop_reason)
+    on_returned(outcome)
+    if guard is not None and guard.hooks.entries:
+        try:
+            response = tool.tool_response(parsed, output)
+        except Exception:
+            logger.warning("tool_response of %s failed", tool.name, exc_info=True)
+            response = None
+        after = await after_call(
+            guard,
+            tool,
+            tool_use,
+            raw_input,
+            response=result,
+            cwd=env.cwd,
+            tool_response=response,
+            parsed_input=parsed,
+            background=env.background,
+        )
+        if after.updated_mcp_tool_output is not None:
+            outcome = attrs.evolve(
+                outcome, result=await _replaced_output(tool, result, after, env.session_dir)
+            )
+        outcome = _with_post(outcome, after)
+    return outcome
 
 
 async def _replaced_output(
