@@ -11,6 +11,8 @@ live next door:
 - ``_gate``: which completed calls may leave now (:class:`OrderedGate`);
 - ``_cancel``: the turn and sibling scopes, why calls are stopped, the
   synthetic answers and the grace watchdog;
+- ``_stopping`` (:class:`Stopping`, the core's base): what a cascade, an
+  interrupt, an abort, a discard or an overdue call does to each call;
 - ``_run``: the core built from a front end's options, and ``open_run()``,
   the frame both front ends run inside (the nursery outside the run's
   scopes, the promise that every call is answered, what propagates).
@@ -47,6 +49,7 @@ from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
 from ._start_rule import Executing
+from ._stopping import Stopping
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
@@ -62,7 +65,7 @@ __all__ = ["DEFAULT_GRACE_PERIOD", "Call", "ResultOrder", "RunCore"]
 logger = logging.getLogger("trioexec")
 
 
-class RunCore:
+class RunCore(Stopping):
     """Admission, the start rule, answers and release for the calls of one run."""
 
     def __init__(
@@ -548,75 +551,6 @@ class RunCore:
     def executing_count(self) -> int:
         """How many calls are executing now."""
         return len(self._executing)
-
-    # ------------------------------------------------------------ cancellation
-
-    def _start_cascade(self, call: Call) -> None:
-        now = self.now()
-        self.cancellation.start_cascade(call, now)
-        self._stop_executing("sibling_error")
-        self._answer_queued("sibling_error")
-
-    def on_interrupt(self) -> None:
-        """The turn was interrupted: stop ``"cancel"`` calls, answer unstartable ones."""
-        now = self.now()
-        for call in list(self._executing):
-            if call.interrupt_behavior == "cancel" and call.scope is not None:
-                if call.cancel_reason is None:
-                    call.cancel_reason = "user_interrupted"
-                self.watchdog.request(call, now)
-                cancel_at_end_of_instant(call.scope, now)
-        self._answer_queued("user_interrupted", cancel_only=self._spares_blocking)
-        self.settle()
-
-    def on_abort(self) -> None:
-        """The turn was aborted (its scope cancels everything): record why."""
-        self._stop_executing("user_interrupted")
-        self._answer_queued("user_interrupted")
-        self.settle()
-
-    def discard(self) -> None:
-        """Abandon the run: cancel executing calls (if the policy says so), release nothing more."""
-        cancels = self.policy.discard_cancels
-        if not self.cancellation.discard(self.now(), cancel=cancels):
-            return
-        # Nothing is released from now on: a finished call the gate was holding
-        # is no longer in progress (an executing one leaves when its task ends).
-        self.in_progress.intersection_update(call.tool_use.id for call in self._executing)
-        if cancels:
-            self._stop_executing("streaming_fallback")
-        self._answer_queued("streaming_fallback")
-        self.close_output()
-        self.on_settled()
-
-    def _answer_queued(
-        self, reason: CancelReason, *, but: Call | None = None, cancel_only: bool = False
-    ) -> None:
-        """Calls that can no longer start are answered now (``cancel_only``: not "block" ones)."""
-        for call in self.calls[self._next_start :]:
-            if call.state == "queued" and call is not but and not (cancel_only and call.blocks):
-                self.complete_without_starting(call, reason)
-
-    def _stop_executing(self, reason: CancelReason) -> None:
-        """Record why every executing call is being stopped (its scope is cancelled)."""
-        self.cancellation.record_cause(reason)
-        now = self.now()
-        for call in self._executing:
-            if call.cancel_reason is None:
-                call.cancel_reason = reason
-            self.watchdog.request(call, now)
-
-    def _answer_overdue(self, call: Call) -> None:
-        """The watchdog's answer for a call that ignored cancellation past its grace.
-
-        A call whose tool returned by now (its post steps still running) keeps
-        its real result.
-        """
-        if call.returned is not None:
-            self.complete(call, call.returned)
-            return
-        reason = self.cancellation.reason_for(call)
-        self.complete(call, self.cancellation.answer_now(call, reason, started=True))
 
     # ------------------------------------------------------------ bookkeeping
 
