@@ -44,7 +44,7 @@ from ._texts import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from ._call import Expiry
     from ._events import CancelReason
@@ -375,13 +375,24 @@ class GraceWatchdog:
 
     def request(self, call: Call, now: float) -> None:
         """Cancellation of ``call`` was requested at ``now`` (the first request counts)."""
-        if call.cancel_requested_at is not None:
+        self.request_all((call,), now)
+
+    def request_all(self, calls: Iterable[Call], now: float) -> None:
+        """Cancellation of each of ``calls`` was requested at ``now`` (a cascade stops
+        every executing call; for each, the first request counts)."""
+        watched = self.grace_period is not None and self.nursery is not None
+        added = 0
+        for call in calls:
+            if call.cancel_requested_at is None:
+                call.cancel_requested_at = now
+                if watched:
+                    self._requested.append(call)
+                    added += 1
+        if not added:
             return
-        call.cancel_requested_at = now
-        if self.grace_period is None or self.nursery is None:
-            return
-        self._requested.append(call)
-        self._unanswered += 1
+        self._unanswered += added
+        assert self.grace_period is not None
+        assert self.nursery is not None
         if not self._running:
             self._running = True
             self.nursery.start_soon(self._watch)

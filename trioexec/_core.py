@@ -24,8 +24,6 @@ call into the core at every state change.
 from __future__ import annotations
 
 import logging
-import math
-import sys
 from typing import TYPE_CHECKING
 
 import trio
@@ -44,7 +42,7 @@ from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._gate import OrderedGate, ResultOrder
 from ._groups import split_cancelled
-from ._lifecycle import CallEnv, run_tool_use
+from ._lifecycle import CallEnv, run_call
 from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
@@ -52,7 +50,7 @@ from ._start_rule import Executing
 from ._stopping import Stopping
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator
+    from collections.abc import Callable, Iterator
 
     from ._call import Expiry
     from ._registry import ToolRegistry
@@ -269,52 +267,15 @@ class RunCore(Stopping):
             self._emit(call, "started")
             self._update_interruptible()
 
-    async def run_call(self, call: Call) -> None:
-        """Task body of one call: its lifecycle (inside its own scope, if it has one)."""
-        outcome: CallOutcome | None = None
-        try:
-            if call.scope is None:
-                outcome = await self._lifecycle(call)
-            else:
-                with call.scope:
-                    outcome = await self._lifecycle(call)
-        except trio.Cancelled:
-            # No ``as`` name here: binding one costs each call a cascade stops
-            # a cleanup handler more (on 3.11 every handler a ``Cancelled``
-            # passes runs trio's metaclass's Python-level subclass check).
-            cancellation = self.cancellation
-            if cancellation.cause is not None and (
-                # A scope delivered it: the sibling scope (no shield lies
-                # between it and here), or any other (asked of trio).
-                cancellation.sibling_scope.cancel_called
-                or trio.current_effective_deadline() == -math.inf
-            ):
-                # The common case (a cascade, an abort, a discard...): the run
-                # already knows why its calls are being stopped.
-                self._finish_stopped(call)
-                raise
-            cancelled = sys.exception()
-            assert cancelled is not None
-            if self._call_raised(call, cancelled) is cancelled:
-                raise
-            return
-        except BaseException as exc:
-            propagated = self._call_raised(call, exc)
-            if propagated is exc:
-                raise
-            if propagated is not None:
-                raise propagated from None
-            return
-        if outcome is None:
-            self._finish_stopped(call)
-        else:
-            self.complete(call, outcome)
+    run_call = run_call
+    """Task body of one call (:func:`trioexec._lifecycle.run_call`, the lifecycle itself:
+    one frame between the task and the tool)."""
 
-    def _call_raised(self, call: Call, exc: BaseException) -> BaseException | None:
+    def call_raised(self, call: Call, exc: BaseException) -> BaseException | None:
         """Answer a call whose lifecycle raised ``exc``; return what propagates (None: nothing)."""
         if delivered_by_a_scope(exc):
             self._note_outer_cancellation(exc)
-            self._finish_stopped(call)
+            self.finish_stopped(call)
             return exc
         cancelled, failures = split_cancelled(exc)
         if cancelled is not None and failures is not None and delivered_by_a_scope(cancelled):
@@ -326,7 +287,7 @@ class RunCore(Stopping):
                 call.tool_use.name,
                 exc_info=failures,
             )
-            self._finish_stopped(call)
+            self.finish_stopped(call)
             return cancelled
         # Not an Exception (KeyboardInterrupt, SystemExit, a Cancelled no
         # scope delivered...): the call is answered now, the run stops, and
@@ -338,20 +299,9 @@ class RunCore(Stopping):
             self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
         return None
 
-    def _lifecycle(self, call: Call) -> Awaitable[CallOutcome | None]:
-        return run_tool_use(
-            call.tool_use,
-            call.compiled,
-            env=self.env,
-            state=call.context_at_start if call.context_at_start is not None else {},
-            progress=lambda data: self.progress(call, data),
-            on_returned=call.set_returned,
-            on_timeout=lambda expiry: self._timed_out(call, expiry),
-            admission=call.admission,
-            answered=lambda: call.outcome is not None,
-        )
-
-    def _finish_stopped(self, call: Call) -> None:
+    def finish_stopped(self, call: Call) -> None:
+        """Answer a call the run stopped (no-op once answered): its tool's real
+        answer if it had returned, else the synthetic answer for why it stopped."""
         if call.state != "executing":
             return
         if call.returned is not None:
@@ -365,7 +315,7 @@ class RunCore(Stopping):
         reason = cancellation.reason_for(call)
         self.complete(call, cancellation.answer_now(call, reason, started=True))
 
-    def _timed_out(self, call: Call, expiry: Expiry) -> CallOutcome:
+    def timed_out(self, call: Call, expiry: Expiry) -> CallOutcome:
         """The answer of a call whose own time limit stopped its call step."""
         return self.cancellation.synthetic(call, "timeout", started=True, expiry=expiry)
 
@@ -454,6 +404,7 @@ class RunCore(Stopping):
     def _release_ready(self) -> None:
         if self.cancellation.discarded:
             return
+        cancellation = self.cancellation  # (read again after each release: an observer may discard)
         gate = self.gate
         if gate.order == "arrival":  # the head call, while it may leave: no generator
             calls = self.calls
@@ -462,14 +413,14 @@ class RunCore(Stopping):
                     return
                 self._release(call)
                 gate.passed(call)
-                if self.discarded:  # an observer discarded the attempt
+                if cancellation.discarded:  # an observer discarded the attempt
                     return
             return
         for call in gate.releasable(self.calls, unsafe_running=self._executing.unsafe_running):
             if call.state == "queued" and not self._settle_unstartable(call):
                 break
             self._release(call)
-            if self.discarded:  # an observer discarded the attempt
+            if cancellation.discarded:  # an observer discarded the attempt
                 break
 
     def _settle_unstartable(self, call: Call) -> bool:

@@ -9,18 +9,21 @@ caused it produces the synthetic answer.
 from __future__ import annotations
 
 import logging
+import math
+import sys
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
 
-from ._call import NOT_ADMITTED, Admission, CallOutcome, error_outcome, unknown_tool_outcome
+from ._call import NOT_ADMITTED, Call, CallOutcome, error_outcome, unknown_tool_outcome
 from ._events import CallEvent, ObserverSet
 from ._file_access import denial_before_validation, path_access_of, protected_write
 from ._format_error import format_tool_error
-from ._groups import split_cancelled
+from ._groups import is_cancellation, split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from ._hook_background import BackgroundHooks
 from ._models import Attachment, ToolResult, ToolUse
@@ -38,15 +41,14 @@ from ._texts import (
     tool_use_error,
 )
 from ._timeouts import TimeoutWatch, ToolTimeouts, resolve_limits
-from ._tool import CallContext, ContextModifier, ContextState, ProgressSender, Tool, ToolOutput
-from ._validation import CompiledTool, input_error_text, validate
+from ._tool import CallContext, ContextModifier, Tool, ToolOutput
+from ._validation import input_error_text, validate
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ._call import Expiry
+    from ._cancel import Cancellation
 
-__all__ = ["CallEnv", "run_tool_use"]
+__all__ = ["CallEnv", "CallRun", "run_call"]
 
 logger = logging.getLogger("trioexec")
 
@@ -80,137 +82,174 @@ class CallEnv:
         self.observed = bool(self.observers)
 
 
-async def run_tool_use(
-    tool_use: ToolUse,
-    compiled: CompiledTool | None,
-    *,
-    env: CallEnv,
-    state: ContextState,
-    progress: ProgressSender,
-    on_returned: Callable[[CallOutcome], None],
-    on_timeout: Callable[[Expiry], CallOutcome] | None = None,
-    admission: Admission | None = None,
-    answered: Callable[[], bool] = lambda: False,
-) -> CallOutcome | None:
-    """Run one call through its whole lifecycle and return its answer.
+class CallRun(Protocol):
+    """What a call's lifecycle needs from the run it belongs to (the run core is one).
 
-    ``on_returned`` is told the real answer the moment the tool has returned,
-    before any later step that can be cancelled: a call whose tool finished
-    keeps its real result even if cancellation arrives during the post steps.
-    ``on_timeout`` makes the answer of a call step stopped by its tool's time
-    limit (``timeout`` / ``idle_timeout``, or the run's override).
-    ``admission`` is what admission found (the partitioner validates the
-    input to decide concurrency safety): its parsed input or its issue is
-    used as is, never re-validated.  A call admitted as safe may be running
-    beside others: if a hook replaces its input with one that is not
-    concurrency-safe, its tool runs alone (``env.solo``), after the bodies
-    already running and before any other.  Without it (or for a call
-    admitted blind) the input is validated here.
-    ``answered`` says whether the call was already answered on its behalf
-    (it ignored its cancellation past the grace period, e.g. in a hook):
-    then the tool is never called and None is returned.
-
-    Raises:
-        trio.Cancelled: the call's scope (or an enclosing one) was cancelled;
-            checked once more right before the tool's body, so a call that was
-            stopped while a hook ignored the cancellation never runs its tool.
+    Every way a call can end is answered through it: :meth:`complete` with
+    the call's answer, :meth:`finish_stopped` for a call the run stopped,
+    :meth:`call_raised` for one whose code raised a ``BaseException``.
     """
-    tool_id = tool_use.id
-    if compiled is None:
-        return unknown_tool_outcome(tool_use)
-    tool = compiled.tool
-    # Step 2 (turn already aborted) is the run core's: a call never starts once
-    # the turn is interrupted or aborted; it is answered without a lifecycle.
 
-    if admission is None or admission is NOT_ADMITTED:
-        parsed, issue = validate(compiled, tool_use.input)
-    else:
-        parsed, issue = admission.parsed, admission.issue
-    if issue is not None:
-        return error_outcome(tool_id, input_error_text(tool, issue))
-    guard = env.guard
-    ctx = CallContext(  # (tool_use, state, cwd, session_dir, permissions): positional is cheaper
-        tool_use,
-        state,
-        env.cwd,
-        env.session_dir,
-        None if guard is None else guard.permissions,
-    )
-    if guard is not None:  # no guard: no permission rules, so no deny rule to match
-        denial = denial_before_validation(tool, parsed, ctx)
-        if denial is not None:  # before validation, which could reveal the denied file
-            return error_outcome(tool_id, denial)
-    tool_class = type(tool)
-    if tool_class.validate_input is not _BASE_VALIDATE_INPUT:  # the base accepts everything
-        try:
-            semantic_error = await tool.validate_input(parsed, ctx)
-        except Exception as exc:
-            semantic_error = format_tool_error(exc)
-        if semantic_error is not None:
-            return error_outcome(tool_id, tool_use_error(semantic_error))
+    env: CallEnv
+    cancellation: Cancellation
 
-    raw_input = tool_use.input
-    alone = False
-    attachments: tuple[Attachment, ...] = ()
-    stop_reason: str | None = None
-    if guard is None:
-        # The base check allows, and only a path-declaring tool can hit a protected path.
-        if tool_class.check_permissions is not _BASE_CHECK_PERMISSIONS or path_access_of(tool):
-            try:
-                denial = await _tool_permission_only(tool, parsed, ctx)
-            except Exception as exc:
-                denial = format_tool_error(exc)
-            if denial is not None:
-                return error_outcome(tool_id, denial)
-    else:
-        try:
-            verdict = await authorize_call(
-                guard, compiled, tool_use, parsed, ctx, background=env.background
-            )
-        except Exception as exc:  # the tool's check or can_use_tool raised
-            return error_outcome(tool_id, format_tool_error(exc))
-        attachments, stop_reason = verdict.attachments, verdict.stop_reason
-        if not verdict.allowed:
-            text = verdict.message or permission_denied_message(tool.name)
-            return CallOutcome(
-                ToolResult(tool_id, text, is_error=True), attachments, stop_reason=stop_reason
-            )
-        if verdict.input != raw_input:  # a hook or the application replaced the input
-            raw_input = verdict.input
-            parsed = verdict.parsed_input  # validated once, by the guard
-            # Started beside other calls, now not concurrency-safe: it runs,
-            # but alone (re-partitioned as unsafe; invariant I3, _solo).
-            alone = admission is not None and admission.safe and not _still_safe(tool, parsed)
+    def complete(self, call: Call, outcome: CallOutcome, *, cascade: bool = True) -> None: ...
+    def finish_stopped(self, call: Call) -> None: ...
+    def call_raised(self, call: Call, exc: BaseException) -> BaseException | None: ...
+    def timed_out(self, call: Call, expiry: Expiry) -> CallOutcome: ...
+    def progress(self, call: Call, data: object) -> None: ...
 
-    # The last gate before the tool does anything: a stopped call never runs it.
-    await trio.lowlevel.checkpoint_if_cancelled()
-    if answered():
-        return None
-    gate = env.solo
-    if gate is not None and (admission is None or not admission.safe):
-        gate = None  # only a call started as safe shares places with others
-    if gate is not None:
-        if alone:
-            await gate.enter_solo()
-        elif not gate.try_enter_shared():
-            await gate.enter_shared()
-        if answered():  # answered on its behalf while it waited its turn
-            _leave(gate, alone)
-            return None
-    observers = env.observers if env.observed else None
-    if observers is not None:
-        observers.call_event(CallEvent(trio.current_time(), tool_id, "call_began"))
-    limits = (
-        resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
-        if env.tool_timeouts or tool.timeout is not None or tool.idle_timeout is not None
-        else None
-    )
-    expiry: Expiry | None = None
-    timed_out = False
-    # No ``finally`` here: every handler a ``Cancelled`` passes costs trio's
-    # exception class (its metaclass) a Python-level subclass check on 3.11,
-    # paid by each call a cascade stops.  Each way out ends the step itself.
+
+async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> None:
+    """Task body of one call: its whole lifecycle, answered through ``run``.
+
+    This is :meth:`RunCore.run_call <trioexec._core.RunCore.run_call>`.  It
+    is one function, awaited as a call's task body, so that nothing but the
+    tool's own code lies between the task and the tool: a cascade stopping
+    1,000 executing calls unwinds one frame per call here, not two.
+
+    Every failure along the way is an error answer and ends the call.  The
+    tool is never called for a call that was answered on its behalf (it
+    ignored its cancellation past the grace period, in a hook say), nor once
+    its scope is cancelled: the last gate before the tool's body is a
+    cancellation check.  A call admitted as safe may be running beside
+    others: if a hook replaces its input with one that is not
+    concurrency-safe, its tool runs alone (``env.solo``), after the bodies
+    already running and before any other.  The tool's real answer is
+    recorded (``call.returned``) the moment its tool returned, before any
+    later step that can be cancelled, so it survives a cancellation during
+    the post steps.  An interruptible call runs in its own scope
+    (``call.scope``).
+
+    Cancellation: a ``Cancelled`` a scope delivered answers the call (its
+    synthetic answer) and propagates to that scope; the traceback is dropped
+    first (no one reads a traceback the scope absorbs, and it would keep
+    every frame of the call alive until the calls' nursery exits).  Any
+    other ``BaseException`` is answered and recorded by ``run.call_raised``.
+    """
+    scope = call.scope
+    if scope is not None and not _in_own_scope:
+        with scope:  # absorbs its own cancellation, already answered inside
+            await run_call(run, call, True)
+        return
+    in_step = False  # in the call step: the tool's own body is running
     try:
+        tool_use = call.tool_use
+        tool_id = tool_use.id
+        compiled = call.compiled
+        if compiled is None:
+            run.complete(call, unknown_tool_outcome(tool_use))
+            return
+        tool = compiled.tool
+        env = run.env
+        # Step 2 (turn already aborted) is the run core's: a call never starts once
+        # the turn is interrupted or aborted; it is answered without a lifecycle.
+        admission = call.admission
+        if admission is NOT_ADMITTED:
+            parsed, issue = validate(compiled, tool_use.input)
+        else:
+            parsed, issue = admission.parsed, admission.issue
+        if issue is not None:
+            run.complete(call, error_outcome(tool_id, input_error_text(tool, issue)))
+            return
+        guard = env.guard
+        state = call.context_at_start
+        ctx = (
+            CallContext(  # (tool_use, state, cwd, session_dir, permissions): positional is cheaper
+                tool_use,
+                {} if state is None else state,
+                env.cwd,
+                env.session_dir,
+                None if guard is None else guard.permissions,
+            )
+        )
+        if guard is not None:  # no guard: no permission rules, so no deny rule to match
+            denial = denial_before_validation(tool, parsed, ctx)
+            if denial is not None:  # before validation, which could reveal the denied file
+                run.complete(call, error_outcome(tool_id, denial))
+                return
+        tool_class = type(tool)
+        if tool_class.validate_input is not _BASE_VALIDATE_INPUT:  # the base accepts everything
+            try:
+                semantic_error = await tool.validate_input(parsed, ctx)
+            except Exception as exc:
+                semantic_error = format_tool_error(exc)
+            if semantic_error is not None:
+                run.complete(call, error_outcome(tool_id, tool_use_error(semantic_error)))
+                return
+
+        raw_input = tool_use.input
+        alone = False
+        attachments: tuple[Attachment, ...] = ()
+        stop_reason: str | None = None
+        if guard is None:
+            # The base check allows, and only a path-declaring tool can hit a protected path.
+            if tool_class.check_permissions is not _BASE_CHECK_PERMISSIONS or path_access_of(tool):
+                try:
+                    denial = await _tool_permission_only(tool, parsed, ctx)
+                except Exception as exc:
+                    denial = format_tool_error(exc)
+                if denial is not None:
+                    run.complete(call, error_outcome(tool_id, denial))
+                    return
+        else:
+            try:
+                verdict = await authorize_call(
+                    guard, compiled, tool_use, parsed, ctx, background=env.background
+                )
+            except Exception as exc:  # the tool's check or can_use_tool raised
+                run.complete(call, error_outcome(tool_id, format_tool_error(exc)))
+                return
+            attachments, stop_reason = verdict.attachments, verdict.stop_reason
+            if not verdict.allowed:
+                text = verdict.message or permission_denied_message(tool.name)
+                run.complete(
+                    call,
+                    CallOutcome(
+                        ToolResult(tool_id, text, is_error=True),
+                        attachments,
+                        stop_reason=stop_reason,
+                    ),
+                )
+                return
+            if verdict.input != raw_input:  # a hook or the application replaced the input
+                raw_input = verdict.input
+                parsed = verdict.parsed_input  # validated once, by the guard
+                # Started beside other calls, now not concurrency-safe: it runs,
+                # but alone (re-partitioned as unsafe; invariant I3, _solo).
+                alone = admission.safe and not _still_safe(tool, parsed)
+
+        # The last gate before the tool does anything: a stopped call never runs it.
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if call.outcome is not None:  # answered on its behalf (it ignored its cancellation)
+            run.finish_stopped(call)
+            return
+        gate = env.solo if admission.safe else None  # only a call started as safe shares
+        if gate is not None:
+            if alone:
+                await gate.enter_solo()
+            elif not gate.try_enter_shared():
+                await gate.enter_shared()
+            if _answered(call):  # answered on its behalf while it waited its turn
+                _leave(gate, alone)
+                run.finish_stopped(call)
+                return
+        observers = env.observers if env.observed else None
+        if observers is not None:
+            observers.call_event(CallEvent(trio.current_time(), tool_id, "call_began"))
+        limits = (
+            resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
+            if env.tool_timeouts or tool.timeout is not None or tool.idle_timeout is not None
+            else None
+        )
+        expiry: Expiry | None = None
+        timed_out = False
+        progress = partial(run.progress, call)
+        # The call step has no ``try`` of its own: each handler level a
+        # ``Cancelled`` passes costs trio's exception class (its metaclass) two
+        # Python-level subclass checks on 3.11, paid by every call a cascade
+        # stops.  The handlers below know the step by ``in_step``.
+        in_step = True
         if limits is None or env.timeout_watch is None:
             output = await tool.call(parsed, ctx, progress)
         else:
@@ -221,39 +260,79 @@ async def run_tool_use(
                 finally:
                     expiry = env.timeout_watch.disarm(tool_id)
             timed_out = limit_scope.cancelled_caught  # the limit ran out before it returned
-    except trio.Cancelled:  # first, and with no ``as`` name: one cleanup handler less
-        if gate is not None or observers is not None:  # (_end_call_step, without its call)
+        in_step = False
+        if gate is not None or observers is not None:
             _end_call_step(gate, alone, observers, tool_id)
-        raise
-    except Exception as exc:
-        if gate is not None:  # its place is given back before the post hooks run
-            _leave(gate, alone)
+        if timed_out:
+            assert expiry is not None
+            run.complete(call, run.timed_out(call, expiry))
+            return
+
+        modifier: ContextModifier | None = None
+        if isinstance(output, ToolOutput):
+            modifier = output.context_modifier
+            output = output.value
         try:
-            failure = format_tool_error(exc)
-            outcome = CallOutcome(
-                ToolResult(tool_id, failure, is_error=True), attachments, stop_reason=stop_reason
+            result = ToolResult(tool_id, tool.map_result(output))
+        except Exception as exc:
+            result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
+        else:
+            if env.session_dir is not None or is_content_empty(result.content):
+                result = await _finalize(tool, result, env.session_dir)  # else nothing to do
+        outcome = CallOutcome(result, attachments, modifier, stop_reason)
+        call.returned = outcome
+        if guard is not None and guard.hooks.entries:
+            outcome = await _post_tool_use(
+                guard, tool, tool_use, raw_input, parsed, output, env, outcome
             )
-            on_returned(outcome)
-            if guard is not None and guard.hooks.entries:
-                after = await after_call(
-                    guard,
-                    tool,
-                    tool_use,
-                    raw_input,
-                    response=None,
-                    error=failure,
-                    cwd=env.cwd,
-                    parsed_input=parsed,
-                    background=env.background,
+    except trio.Cancelled:
+        # No ``as`` name here: binding one costs each call a cascade stops
+        # a cleanup handler more.
+        if in_step and (gate is not None or observers is not None):
+            _end_call_step(gate, alone, observers, tool_id)
+        cancellation = run.cancellation
+        if (
+            cancellation.cause is not None
+            and (
+                # A scope delivered it: the sibling scope (no shield lies
+                # between it and here), or any other (asked of trio).
+                cancellation.sibling_scope.cancel_called
+                or trio.current_effective_deadline() == -math.inf
+            )
+        ) or (scope is not None and scope.cancel_called):
+            # The common case (a cascade, an abort, a discard, an interrupt
+            # of this call...): the run already knows why it is stopped.
+            run.finish_stopped(call)
+            stopped = sys.exception()
+            assert stopped is not None
+            stopped.__traceback__ = None  # (see the docstring)
+            raise
+        stopped = sys.exception()
+        assert stopped is not None
+        if _answer_raised(run, call, stopped) is stopped:
+            raise
+        return
+    except BaseException as exc:
+        if not in_step:  # a step of the lifecycle itself raised: the run stops
+            propagated = _answer_raised(run, call, exc)
+        elif isinstance(exc, Exception):  # the tool failed: its error is the answer
+            if gate is not None:  # its place is given back before the post hooks run
+                _leave(gate, alone)
+            try:
+                outcome = await _tool_failed(
+                    call, exc, guard, raw_input, parsed, attachments, stop_reason, env, observers
                 )
-                outcome = _with_post(outcome, after)
-            return outcome
-        finally:
-            if observers is not None:
-                observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
-    except BaseException as exc:  # Cancelled, or what stops the run
-        _end_call_step(gate, alone, observers, tool_id)
-        if isinstance(exc, BaseExceptionGroup):
+            except BaseException as late:  # stopped while its PostToolUseFailure hooks ran
+                propagated = _answer_raised(run, call, late)
+                if propagated is late:
+                    raise
+                if propagated is not None:
+                    raise propagated from None
+                return
+            run.complete(call, outcome)
+            return
+        else:  # what stops the run, from the tool's body
+            _end_call_step(gate, alone, observers, tool_id)
             cancelled, failures = split_cancelled(exc)
             if cancelled is not None and failures is not None:
                 # The tool's own nursery failed while being cancelled: the
@@ -261,50 +340,109 @@ async def run_tool_use(
                 logger.warning(
                     "tool call %s failed while being cancelled", tool_id, exc_info=failures
                 )
-                raise cancelled from None
-        raise
-    _end_call_step(gate, alone, observers, tool_id)
-    if timed_out:
-        assert expiry is not None
-        assert on_timeout is not None
-        return on_timeout(expiry)
+                propagated = _answer_raised(run, call, cancelled)
+                if propagated is not None:
+                    raise propagated from None
+                return
+            propagated = _answer_raised(run, call, exc)
+        if propagated is exc:
+            raise
+        if propagated is not None:
+            raise propagated from None
+        return
+    run.complete(call, outcome)
 
-    modifier: ContextModifier | None = None
-    if isinstance(output, ToolOutput):
-        modifier = output.context_modifier
-        output = output.value
+
+def _answer_raised(run: CallRun, call: Call, exc: BaseException) -> BaseException | None:
+    """Answer ``call``, stopped by ``exc``; return what propagates (None: nothing).
+
+    A cancellation of the call's own scope (an interrupt) is answered here
+    and propagates to that scope, which absorbs it; the rest is the run's
+    :meth:`~CallRun.call_raised`.
+    """
+    scope = call.scope
+    if scope is not None and scope.cancel_called and is_cancellation(exc):
+        run.finish_stopped(call)
+        return exc
+    return run.call_raised(call, exc)
+
+
+async def _tool_failed(
+    call: Call,
+    exc: Exception,
+    guard: GuardRails | None,
+    raw_input: Mapping[str, Any],
+    parsed: object,
+    attachments: tuple[Attachment, ...],
+    stop_reason: str | None,
+    env: CallEnv,
+    observers: ObserverSet | None,
+) -> CallOutcome:
+    """The answer of a call whose tool raised ``exc``, after its PostToolUseFailure hooks.
+
+    The error is recorded as the call's real answer first: a cancellation
+    while the hooks run keeps it.
+    """
+    tool_use = call.tool_use
     try:
-        result = ToolResult(tool_id, tool.map_result(output))
-    except Exception as exc:
-        result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
-    else:
-        if env.session_dir is not None or is_content_empty(result.content):
-            result = await _finalize(tool, result, env.session_dir)  # else nothing to do
-    outcome = CallOutcome(result, attachments, modifier, stop_reason)
-    on_returned(outcome)
-    if guard is not None and guard.hooks.entries:
-        try:
-            response = tool.tool_response(parsed, output)
-        except Exception:
-            logger.warning("tool_response of %s failed", tool.name, exc_info=True)
-            response = None
-        after = await after_call(
-            guard,
-            tool,
-            tool_use,
-            raw_input,
-            response=result,
-            cwd=env.cwd,
-            tool_response=response,
-            parsed_input=parsed,
-            background=env.background,
+        failure = format_tool_error(exc)
+        outcome = CallOutcome(
+            ToolResult(tool_use.id, failure, is_error=True), attachments, stop_reason=stop_reason
         )
-        if after.updated_mcp_tool_output is not None:
-            outcome = attrs.evolve(
-                outcome, result=await _replaced_output(tool, result, after, env.session_dir)
+        call.returned = outcome
+        if guard is not None and guard.hooks.entries:
+            assert call.compiled is not None
+            after = await after_call(
+                guard,
+                call.compiled.tool,
+                tool_use,
+                raw_input,
+                response=None,
+                error=failure,
+                cwd=env.cwd,
+                parsed_input=parsed,
+                background=env.background,
             )
-        outcome = _with_post(outcome, after)
+            outcome = _with_post(outcome, after)
+    finally:
+        if observers is not None:
+            observers.call_event(CallEvent(trio.current_time(), tool_use.id, "call_ended"))
     return outcome
+
+
+async def _post_tool_use(
+    guard: GuardRails,
+    tool: Tool[Any],
+    tool_use: ToolUse,
+    raw_input: Mapping[str, Any],
+    parsed: object,
+    output: object,
+    env: CallEnv,
+    outcome: CallOutcome,
+) -> CallOutcome:
+    """Step 10: the PostToolUse hooks on a tool's real answer (what they add, or replace)."""
+    result = outcome.result
+    try:
+        response = tool.tool_response(parsed, output)
+    except Exception:
+        logger.warning("tool_response of %s failed", tool.name, exc_info=True)
+        response = None
+    after = await after_call(
+        guard,
+        tool,
+        tool_use,
+        raw_input,
+        response=result,
+        cwd=env.cwd,
+        tool_response=response,
+        parsed_input=parsed,
+        background=env.background,
+    )
+    if after.updated_mcp_tool_output is not None:
+        outcome = attrs.evolve(
+            outcome, result=await _replaced_output(tool, result, after, env.session_dir)
+        )
+    return _with_post(outcome, after)
 
 
 async def _replaced_output(
@@ -316,6 +454,11 @@ async def _replaced_output(
     except Exception as exc:
         return ToolResult(result.tool_use_id, format_tool_error(exc), is_error=True)
     return await _finalize(tool, replaced, session_dir)
+
+
+def _answered(call: Call) -> bool:
+    """Whether ``call`` has its answer (checked again after an await: it may have changed)."""
+    return call.outcome is not None
 
 
 def _end_call_step(

@@ -96,11 +96,10 @@ class Stopping:
     def _stop_executing(self, reason: CancelReason) -> None:
         """Record why every executing call is being stopped (its scope is cancelled)."""
         self.cancellation.record_cause(reason)
-        now = self.now()
         for call in self._executing:
             if call.cancel_reason is None:
                 call.cancel_reason = reason
-            self.watchdog.request(call, now)
+        self.watchdog.request_all(self._executing, self.now())
 
     def _answer_overdue(self, call: Call) -> None:
         """The watchdog's answer for a call that ignored cancellation past its grace.

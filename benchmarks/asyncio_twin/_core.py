@@ -105,6 +105,18 @@ class GraceWatchdog:
         self._waiting[call] = None
         self._schedule()
 
+    def request_all(self, calls: Iterable[Call], now: float) -> None:
+        """:meth:`request` for each of ``calls``, with one timer update (a cascade)."""
+        added = False
+        for call in calls:
+            if call.cancel_requested_at is None:
+                call.cancel_requested_at = now
+                if self.grace_period is not None and self.active:
+                    self._waiting[call] = None
+                    added = True
+        if added:
+            self._schedule()
+
     def answered(self, call: Call) -> None:
         """``call`` has its answer: stop watching it."""
         self._waiting.pop(call, None)
@@ -369,14 +381,14 @@ class TwinRunCore(RunCore):
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) and _delivered_by_a_scope():
                 self._note_outer_cancellation(exc)
-                self._finish_stopped(call)
+                self.finish_stopped(call)
                 raise
             self.record_fault(exc, call)
             if call.state == "executing":
                 self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
             return
         if outcome is None:
-            self._finish_stopped(call)
+            self.finish_stopped(call)
         else:
             self.complete(call, outcome)
 
@@ -388,7 +400,7 @@ class TwinRunCore(RunCore):
             state=call.context_at_start or {},
             progress=lambda data: self.progress(call, data),
             on_returned=call.set_returned,
-            on_timeout=lambda expiry: self._timed_out(call, expiry),
+            on_timeout=lambda expiry: self.timed_out(call, expiry),
             admission=call.admission,
             answered=lambda: call.outcome is not None,
         )
