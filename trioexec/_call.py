@@ -94,7 +94,7 @@ class CallOutcome:
 
 def error_outcome(tool_use_id: str, text: str) -> CallOutcome:
     """An error answer produced by the runtime itself."""
-    return CallOutcome(ToolResult(tool_use_id, text, is_error=True))
+    return CallOutcome(ToolResult(tool_use_id, text, True))  # positional: attrs inits are cheaper
 
 
 def unknown_tool_outcome(tool_use: ToolUse) -> CallOutcome:

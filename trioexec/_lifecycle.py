@@ -275,7 +275,7 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
         try:
             result = ToolResult(tool_id, tool.map_result(output))
         except Exception as exc:
-            result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
+            result = ToolResult(tool_id, format_tool_error(exc), True)
         else:
             if env.session_dir is not None or is_content_empty(result.content):
                 result = await _finalize(tool, result, env.session_dir)  # else nothing to do
@@ -387,7 +387,7 @@ async def _tool_failed(
     try:
         failure = format_tool_error(exc)
         outcome = CallOutcome(
-            ToolResult(tool_use.id, failure, is_error=True), attachments, stop_reason=stop_reason
+            ToolResult(tool_use.id, failure, True), attachments, None, stop_reason
         )
         call.returned = outcome
         if guard is not None and guard.hooks.entries:
