@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from helpers import (
 
 from trioexec import (
     CallContext,
+    GuardRails,
     ProgressSender,
     ResultUpdate,
     Tool,
@@ -33,6 +35,7 @@ from trioexec import (
     open_streaming_executor,
     run_tools,
 )
+from trioexec.hooks import HookEvent, HookInput, HookSet
 from trioexec.testing import SCRIPTED_INPUT_SCHEMA, ScriptedToolError
 
 FALLBACK = "<tool_use_error>Error: Streaming fallback - tool execution discarded</tool_use_error>"
@@ -142,6 +145,88 @@ async def test_cascade_cancels_executing_and_later_siblings(
     assert not turn.aborted
     again = await stream([(0.0, use("next", "Read", sleep=1.0))], turn=turn)
     assert again["next"] == ToolResult("next", "ok")
+
+
+class _Held:
+    """Something a tool's frame holds while the tool waits (weakly referenceable)."""
+
+
+async def test_a_stopped_calls_frames_are_freed_when_its_task_ends_not_when_the_run_ends(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The Cancelled that stopped a call leaves its task without a traceback: the
+    calls' nursery keeps every child's Cancelled until it exits, and a traceback
+    would keep the stopped tool's frames (and what they hold) alive until then."""
+    held: list[weakref.ref[_Held]] = []
+    release = trio.Event()
+
+    @function_tool(name="Holder", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
+    async def holder(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+        thing = _Held()
+        held.append(weakref.ref(thing))
+        await trio.sleep_forever()
+        return thing
+
+    @function_tool(name="Stubborn", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
+    async def stubborn(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+        with trio.CancelScope(shield=True):  # keeps the calls' nursery open
+            await release.wait()
+        return "done"
+
+    async with open_streaming_executor([holder, stubborn, BASH], grace_period=None) as executor:
+        executor.add_tool(use("h", "Holder"))
+        executor.add_tool(use("s", "Stubborn"))
+        executor.add_tool(failing_bash("b"))
+        try:
+            await trio.sleep(2.0)  # the cascade stopped h; s still runs, shielded
+            await trio.testing.wait_all_tasks_blocked()
+            assert len(held) == 1
+            assert held[0]() is None
+        finally:
+            release.set()
+        results = {
+            u.result.tool_use_id: u.result
+            for u in results_of([u async for u in executor.remaining()])
+        }
+    assert results["h"] == ToolResult("h", sibling("Bash"), is_error=True)
+    assert results["s"] == ToolResult("s", "done")
+
+
+@function_tool(name="Fails", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
+async def fails(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+    raise RuntimeError("exit 2")
+
+
+@function_tool(name="Works", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
+async def works(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+    return "built"
+
+
+@pytest.mark.parametrize(
+    ("tool", "event", "answer"),
+    [
+        (fails, "PostToolUseFailure", ToolResult("a", "exit 2", is_error=True)),
+        (works, "PostToolUse", ToolResult("a", "built")),
+    ],
+)
+async def test_a_call_aborted_while_its_post_hooks_run_keeps_its_tools_answer(
+    autojump_clock: trio.testing.MockClock, tool: Tool[Any], event: HookEvent, answer: ToolResult
+) -> None:
+    async def slow(data: HookInput) -> None:
+        await trio.sleep(100)
+
+    guard = GuardRails(hooks=HookSet().with_python_hook(event, None, slow))
+    turn = Turn()
+
+    async def abort_later() -> None:
+        await trio.sleep(1.0)
+        turn.abort()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(abort_later)
+        outcome = await run_tools([ToolUse("a", tool.name, {})], [tool], guard=guard, turn=turn)
+    assert outcome.results == (answer,)
+    assert trio.current_time() == 1.0  # the hooks were stopped, not waited for
 
 
 @pytest.mark.parametrize(

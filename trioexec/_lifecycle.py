@@ -1,9 +1,11 @@
 """One tool call end to end (SPEC §4): lookup, validation, permission, call, mapping.
 
-Every failure along the way becomes an error tool_result and ends the call; a
-tool's ``Exception`` is a value, never an exception to the caller.  Trio's
-``Cancelled`` (and any other ``BaseException``) propagates: the scope that
-caused it produces the synthetic answer.
+:func:`run_call` is a call's task body (``RunCore.run_call``).  Every failure
+along the way becomes an error tool_result and ends the call; a tool's
+``Exception`` is a value, never an exception to the caller.  Trio's
+``Cancelled`` (and any other ``BaseException``) is answered through the run
+(:class:`CallRun`: the synthetic answer of why the run stopped the call) and
+propagates to the scope that caused it.
 """
 
 from __future__ import annotations
