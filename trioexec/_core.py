@@ -110,6 +110,8 @@ class RunCore(Stopping):
         """BaseExceptions user code raised during the run, in order: they propagate at its end."""
         self._run_scope: trio.CancelScope | None = None
         self.on_settled: Callable[[], None] = _nothing
+        """Told when a call may start or everything is released (by :meth:`complete`), and
+        at every :meth:`settle`: the front end starts queued calls or closes its output."""
         if self._observed:  # (an empty set never faults: no reference cycle for nothing)
             self.observers.on_fault = self.record_fault
         self.turn._attach(self)  # the run/turn handshake
@@ -368,7 +370,11 @@ class RunCore(Stopping):
         if self._observed:
             self._update_interruptible()
         self._release_ready()
-        self.on_settled()
+        calls = self.calls
+        if self._next_start < len(calls) or len(self.released) == len(calls):
+            # (has_queued or all_released, inlined: a cascade passes here once per
+            # sibling, and the front end has nothing to do otherwise)
+            self.on_settled()
 
     def settle(self) -> None:
         """Release what the gate allows, then let the front end start more calls."""
