@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import shutil
 import subprocess
 import sys
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from benchmarks.asyncio_twin import (
     run_tools,
     wait_all_tasks_blocked,
 )
-from trioexec import Policy, ToolUse
+from trioexec import CallContext, Policy, ProgressSender, Tool, ToolResult, ToolUse
 from trioexec._scenario._load import load_scenario, parse_scenario
 from trioexec._scenario._runner import run_scenario_sync as trio_run_scenario_sync
 from trioexec._texts import REJECT_MESSAGE
@@ -247,6 +249,64 @@ def test_a_call_that_ignores_its_cancellation_is_answered_after_the_grace_period
     seen, ended = _run(main)  # type: ignore[misc]
     assert seen == [(3.0, REJECT_MESSAGE)]  # answered on its behalf, 2 s after the interrupt
     assert ended == 10.0  # and its task was still awaited: nothing outlives the run
+
+
+class _Held:
+    """Something a tool's frame holds while the tool waits (weakly referenceable)."""
+
+
+class _Holder(Tool[dict[str, Any]]):
+    """Holds a :class:`_Held` in its frame and waits until it is cancelled."""
+
+    name = "Holder"
+    input_schema: dict[str, Any] = {"type": "object"}  # noqa: RUF012
+
+    def __init__(self) -> None:
+        self.held: list[weakref.ref[_Held]] = []
+
+    def is_concurrency_safe(self, payload: dict[str, Any]) -> bool:
+        return True
+
+    async def call(
+        self, payload: dict[str, Any], ctx: CallContext, progress: ProgressSender
+    ) -> object:
+        thing = _Held()
+        self.held.append(weakref.ref(thing))
+        await asyncio.Event().wait()
+        return thing
+
+
+def test_a_stopped_calls_frames_are_freed_when_its_task_ends_without_the_collector() -> None:
+    """The CancelledError that stopped a call leaves its task without a traceback: the
+    lifecycle's handler holds the exception in its frame, and a traceback would make a
+    cycle keeping the stopped tool's frames (and what they hold) until a collection."""
+    holder = _Holder()
+    stubborn = _Stubborn("Stubborn", concurrency_safe=True)  # keeps the calls' group open
+    bash = AsyncioScriptedTool("Bash", cancels_siblings_on_error=True, concurrency_safe=True)
+
+    async def main() -> tuple[bool, dict[str, ToolResult]]:
+        async with open_streaming_executor([holder, stubborn, bash], grace_period=None) as ex:
+            ex.add_tool(ToolUse("h", "Holder", {}))
+            ex.add_tool(ToolUse("s", "Stubborn", {"sleep": 5, "output": "done"}))
+            ex.add_tool(ToolUse("b", "Bash", {"command": "make", "sleep": 1, "error": "exit 2"}))
+            await asyncio.sleep(2)  # the cascade stopped h; s still runs, ignoring it
+            await wait_all_tasks_blocked()
+            alive = holder.held[0]() is not None
+            results = {u.result.tool_use_id: u.result async for u in ex.remaining()}  # type: ignore[attr-defined]
+        return alive, results
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        alive, results = _run(main)  # type: ignore[misc]
+    finally:
+        if enabled:
+            gc.enable()
+    assert len(holder.held) == 1
+    assert not alive
+    assert results["h"].is_error
+    assert "make" in str(results["h"].content)
+    assert results["s"] == ToolResult("s", "done")
 
 
 _SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("twin_seen", default="application's")

@@ -8,10 +8,11 @@ what *runs*:
 
 - ``open_run``: an ``asyncio.TaskGroup`` instead of a nursery, inside a
   :class:`~benchmarks.asyncio_twin._scope.Scope` (the run scope);
-- ``run_call``: the call's task body; it has to work out whether a
-  ``CancelledError`` came from one of the run's scopes, from outside, or from
-  the tool itself (trio tells by the effective deadline; asyncio cannot, so the
-  scopes keep the record);
+- ``call_raised``: what the call's task body (``run_call``, the twin's
+  lifecycle in ``_lifecycle.py``) asks when a call raised; it has to work out
+  whether a ``CancelledError`` came from one of the run's scopes, from outside,
+  or from the tool itself (trio tells by the effective deadline; asyncio
+  cannot, so the scopes keep the record);
 - the grace watchdog and the time-limit watch: loop timers instead of tasks;
 - :class:`Turn`: ``abort`` reads the loop's clock;
 - updates go to an unbounded ``asyncio.Queue`` (closed with a sentinel:
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from trioexec._call import Call, CallOutcome, Expiry, LimitKind
+from trioexec._call import Call, Expiry, LimitKind
 from trioexec._cancel import (
     DEFAULT_GRACE_PERIOD,
     Cancellation,
@@ -40,12 +41,12 @@ from trioexec._run import new_run_core
 from trioexec._timeouts import ToolTimeouts
 from trioexec._turn import Turn as _TrioTurn
 
-from ._lifecycle import AsyncioSoloGate, run_tool_use
+from ._lifecycle import AsyncioSoloGate, run_call
 from ._loop import at_end_of_instant
 from ._scope import Scope, cancelling_scope
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+    from collections.abc import AsyncIterator, Callable, Iterable
 
     from trioexec._lifecycle import CallEnv
     from trioexec._models import Update
@@ -369,41 +370,26 @@ class TwinRunCore(RunCore):
             return rest.exceptions[0] if len(rest.exceptions) == 1 else rest
         return exit_error
 
-    async def run_call(self, call: Call) -> None:
-        """Task body of one call: the asyncio lifecycle, in the call's scope if it has one."""
-        outcome: CallOutcome | None = None
-        try:
-            if call.scope is None:  # a "block" call: only the run's scopes stop it
-                outcome = await self._lifecycle(call)
-            else:
-                with call.scope:
-                    outcome = await self._lifecycle(call)
-        except BaseException as exc:
-            if isinstance(exc, asyncio.CancelledError) and _delivered_by_a_scope():
-                self._note_outer_cancellation(exc)
-                self.finish_stopped(call)
-                raise
-            self.record_fault(exc, call)
-            if call.state == "executing":
-                self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
-            return
-        if outcome is None:
-            self.finish_stopped(call)
-        else:
-            self.complete(call, outcome)
+    run_call = run_call
+    """Task body of one call (:func:`benchmarks.asyncio_twin._lifecycle.run_call`, the
+    lifecycle itself: one frame between the task and the tool, as in trioexec)."""
 
-    def _lifecycle(self, call: Call) -> Awaitable[CallOutcome | None]:
-        return run_tool_use(
-            call.tool_use,
-            call.compiled,
-            env=self.env,
-            state=call.context_at_start or {},
-            progress=lambda data: self.progress(call, data),
-            on_returned=call.set_returned,
-            on_timeout=lambda expiry: self.timed_out(call, expiry),
-            admission=call.admission,
-            answered=lambda: call.outcome is not None,
-        )
+    def call_raised(self, call: Call, exc: BaseException) -> BaseException | None:
+        """Answer a call whose lifecycle raised ``exc``; return what propagates (None: nothing).
+
+        A ``CancelledError`` one of the scopes delivered (or a ``Task.cancel``
+        from outside) answers the call and propagates; anything else (a
+        ``CancelledError`` the tool raised itself, ``KeyboardInterrupt``...)
+        is answered now and stops the run, and propagates when the run ends.
+        """
+        if isinstance(exc, asyncio.CancelledError) and _delivered_by_a_scope():
+            self._note_outer_cancellation(exc)
+            self.finish_stopped(call)
+            return exc
+        self.record_fault(exc, call)
+        if call.state == "executing":
+            self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
+        return None
 
     def _note_outer_cancellation(self, exc: BaseException) -> None:
         if not isinstance(exc, asyncio.CancelledError):

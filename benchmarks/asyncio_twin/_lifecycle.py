@@ -10,6 +10,9 @@ limit runs inside ``asyncio.timeout`` driven by the twin's
 :class:`~benchmarks.asyncio_twin._core.TimeoutWatch`; a persisted result is
 written with blocking calls (no shield is needed: nothing awaits).
 
+:func:`run_call` is the twin's ``TwinRunCore.run_call``, in trioexec's shape:
+the whole lifecycle in the call task's one coroutine.
+
 Only Python hooks run here: command and HTTP hooks are answered with a
 non-blocking error (the twin has no subprocess layer).
 """
@@ -18,12 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from trioexec._call import NOT_ADMITTED, Admission, CallOutcome, error_outcome, unknown_tool_outcome
+from trioexec._call import NOT_ADMITTED, CallOutcome, error_outcome, unknown_tool_outcome
 from trioexec._events import CallEvent
 from trioexec._file_access import denial_before_validation
 from trioexec._format_error import exception_text, format_tool_error
@@ -43,7 +48,7 @@ from trioexec._guard import (
 from trioexec._hook_output import HookBlockingError, HookOutput, HookResult, aggregate
 from trioexec._hook_output import result_from_output as _result_from_output
 from trioexec._hooks import CommandHook, HookEntry, HookEvent, HookInput
-from trioexec._lifecycle import _still_safe, _tool_permission_only, _with_post
+from trioexec._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
 from trioexec._models import Attachment, ToolResult, ToolUse, content_to_api
 from trioexec._permissions import check_permission_chain
 from trioexec._results import (
@@ -67,23 +72,24 @@ from trioexec._texts import (
     tool_use_error,
 )
 from trioexec._timeouts import resolve_limits
-from trioexec._tool import CallContext, ContextModifier, ContextState, ProgressSender, ToolOutput
+from trioexec._tool import CallContext, ContextModifier, ToolOutput
 from trioexec._validation import CompiledTool, input_error_text, validate
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from trioexec._call import Expiry
+    from trioexec._call import Call, Expiry
+    from trioexec._events import ObserverSet
     from trioexec._guard import GuardRails
-    from trioexec._lifecycle import CallEnv
+    from trioexec._lifecycle import CallEnv, CallRun
     from trioexec._tool import Tool
 
 __all__ = [
     "AsyncioSoloGate",
     "after_call",
     "authorize_call",
+    "run_call",
     "run_hooks",
-    "run_tool_use",
     "write_exclusive_sync",
 ]
 
@@ -97,167 +103,285 @@ def _raise_if_cancel_requested() -> None:
         raise asyncio.CancelledError
 
 
-async def run_tool_use(
-    tool_use: ToolUse,
-    compiled: CompiledTool | None,
-    *,
-    env: CallEnv,
-    state: ContextState,
-    progress: ProgressSender,
-    on_returned: Callable[[CallOutcome], None],
-    on_timeout: Callable[[Expiry], CallOutcome] | None = None,
-    admission: Admission | None = None,
-    answered: Callable[[], bool] = lambda: False,
-) -> CallOutcome | None:
-    """trioexec's ``run_tool_use`` on asyncio: same steps, same answers.
+async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> None:
+    """trioexec's ``run_call`` on asyncio: a call's task body, its whole lifecycle.
 
-    Raises:
-        asyncio.CancelledError: the call's scope (or an enclosing one) was cancelled.
+    Same steps, same answers, same shape: one coroutine between the task and
+    the tool, early exits answered through ``run.complete``, a call step
+    without a ``try`` of its own (``in_step`` tells the handlers whether the
+    tool's body was running).  An interruptible call runs in its own scope
+    (``call.scope``).  What asyncio needs otherwise: the last gate before the
+    tool checks ``Task.cancelling()`` (a cancel the code swallowed), a limited
+    call step runs in ``asyncio.timeout``, and whether a ``CancelledError``
+    came from one of the run's scopes is the run's to say
+    (:meth:`TwinRunCore.call_raised <benchmarks.asyncio_twin._core.TwinRunCore.call_raised>`):
+    such a cancellation answers the call and propagates to that scope;
+    anything else stops the run.
+
+    The traceback of a cancellation a scope delivered is dropped first, as
+    trioexec drops it.  asyncio's task group keeps no cancelled child's
+    exception, but the handler holds the exception in this frame, and the
+    traceback holds the frame: a cycle that would keep every frame of the
+    call (and what its tool holds) alive until the garbage collector runs,
+    not until its task ends.  Nothing reads that traceback: a scope and the
+    task group look at the exception's type only.
     """
-    tool_id = tool_use.id
-    if compiled is None:
-        return unknown_tool_outcome(tool_use)
-    tool = compiled.tool
-    if admission is None or admission is NOT_ADMITTED:
-        parsed, issue = validate(compiled, tool_use.input)
-    else:
-        parsed, issue = admission.parsed, admission.issue
-    if issue is not None:
-        return error_outcome(tool_id, input_error_text(tool, issue))
-    guard = env.guard
-    ctx = CallContext(
-        tool_use=tool_use,
-        state=state,
-        cwd=env.cwd,
-        session_dir=env.session_dir,
-        permissions=guard.permissions if guard is not None else None,
-    )
-    denial = denial_before_validation(tool, parsed, ctx)
-    if denial is not None:
-        return error_outcome(tool_id, denial)
+    scope = call.scope
+    if scope is not None and not _in_own_scope:
+        with scope:  # absorbs its own cancellation, already answered inside
+            await run_call(run, call, True)
+        return
+    in_step = False  # in the call step: the tool's own body is running
     try:
-        semantic_error = await tool.validate_input(parsed, ctx)
-    except Exception as exc:
-        semantic_error = format_tool_error(exc)
-    if semantic_error is not None:
-        return error_outcome(tool_id, tool_use_error(semantic_error))
-
-    raw_input = tool_use.input
-    attachments: tuple[Attachment, ...] = ()
-    stop_reason: str | None = None
-    alone = False
-    if guard is None:
-        try:
-            denial = await _tool_permission_only(tool, parsed, ctx)
-        except Exception as exc:
-            denial = format_tool_error(exc)
+        tool_use = call.tool_use
+        tool_id = tool_use.id
+        compiled = call.compiled
+        if compiled is None:
+            run.complete(call, unknown_tool_outcome(tool_use))
+            return
+        tool = compiled.tool
+        env = run.env
+        admission = call.admission
+        if admission is NOT_ADMITTED:
+            parsed, issue = validate(compiled, tool_use.input)
+        else:
+            parsed, issue = admission.parsed, admission.issue
+        if issue is not None:
+            run.complete(call, error_outcome(tool_id, input_error_text(tool, issue)))
+            return
+        guard = env.guard
+        state = call.context_at_start
+        ctx = CallContext(
+            tool_use=tool_use,
+            state={} if state is None else state,
+            cwd=env.cwd,
+            session_dir=env.session_dir,
+            permissions=guard.permissions if guard is not None else None,
+        )
+        denial = denial_before_validation(tool, parsed, ctx)
         if denial is not None:
-            return error_outcome(tool_id, denial)
-    else:
+            run.complete(call, error_outcome(tool_id, denial))
+            return
         try:
-            verdict = await authorize_call(guard, compiled, tool_use, parsed, ctx)
+            semantic_error = await tool.validate_input(parsed, ctx)
         except Exception as exc:
-            return error_outcome(tool_id, format_tool_error(exc))
-        attachments, stop_reason = verdict.attachments, verdict.stop_reason
-        if not verdict.allowed:
-            text = verdict.message or permission_denied_message(tool.name)
-            return CallOutcome(
-                ToolResult(tool_id, text, is_error=True), attachments, stop_reason=stop_reason
-            )
-        if verdict.input != raw_input:
-            raw_input = verdict.input
-            parsed = verdict.parsed_input
-            # Started beside other calls, now not concurrency-safe: it runs alone.
-            alone = admission is not None and admission.safe and not _still_safe(tool, parsed)
+            semantic_error = format_tool_error(exc)
+        if semantic_error is not None:
+            run.complete(call, error_outcome(tool_id, tool_use_error(semantic_error)))
+            return
 
-    _raise_if_cancel_requested()  # the last gate before the tool does anything
-    if answered():
-        return None
-    gate = env.solo if admission is not None and admission.safe else None
-    if gate is not None:
-        if alone:
-            await gate.enter_solo()
-        elif not gate.try_enter_shared():
-            await gate.enter_shared()
-        if answered():
-            _leave(gate, alone)
-            return None
-    observers = env.observers
-    loop = asyncio.get_running_loop()
-    if observers:
-        observers.call_event(CallEvent(loop.time(), tool_id, "call_began"))
-    limits = resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
-    watch: Any = env.timeout_watch
-    try:
-        try:
-            if limits is None or watch is None:
-                output = await tool.call(parsed, ctx, progress)
-            else:
-                expiry: Expiry | None = None
-                try:
-                    async with asyncio.timeout(None) as timer:
-                        watch.arm(tool_id, timer, limits)
-                        try:
-                            output = await tool.call(parsed, ctx, progress)
-                        finally:
-                            expiry = watch.disarm(tool_id)
-                except TimeoutError:
-                    if expiry is None:  # the tool's own TimeoutError: a failure like any other
-                        raise
-                    assert on_timeout is not None
-                    return on_timeout(expiry)
-        finally:
-            if gate is not None:
+        raw_input = tool_use.input
+        attachments: tuple[Attachment, ...] = ()
+        stop_reason: str | None = None
+        alone = False
+        if guard is None:
+            try:
+                denial = await _tool_permission_only(tool, parsed, ctx)
+            except Exception as exc:
+                denial = format_tool_error(exc)
+            if denial is not None:
+                run.complete(call, error_outcome(tool_id, denial))
+                return
+        else:
+            try:
+                verdict = await authorize_call(guard, compiled, tool_use, parsed, ctx)
+            except Exception as exc:
+                run.complete(call, error_outcome(tool_id, format_tool_error(exc)))
+                return
+            attachments, stop_reason = verdict.attachments, verdict.stop_reason
+            if not verdict.allowed:
+                text = verdict.message or permission_denied_message(tool.name)
+                run.complete(
+                    call,
+                    CallOutcome(
+                        ToolResult(tool_id, text, is_error=True),
+                        attachments,
+                        stop_reason=stop_reason,
+                    ),
+                )
+                return
+            if verdict.input != raw_input:
+                raw_input = verdict.input
+                parsed = verdict.parsed_input
+                # Started beside other calls, now not concurrency-safe: it runs alone.
+                alone = admission.safe and not _still_safe(tool, parsed)
+
+        _raise_if_cancel_requested()  # the last gate before the tool does anything
+        if call.outcome is not None:  # answered on its behalf (it ignored its cancellation)
+            run.finish_stopped(call)
+            return
+        gate = env.solo if admission.safe else None
+        if gate is not None:
+            if alone:
+                await gate.enter_solo()
+            elif not gate.try_enter_shared():
+                await gate.enter_shared()
+            if _answered(call):  # answered on its behalf while it waited its turn
                 _leave(gate, alone)
-    except Exception as exc:
+                run.finish_stopped(call)
+                return
+        observers = env.observers if env.observed else None
+        if observers is not None:
+            observers.call_event(CallEvent(_now(), tool_id, "call_began"))
+        limits = resolve_limits(tool.name, tool.timeout, tool.idle_timeout, env.tool_timeouts)
+        watch: Any = env.timeout_watch
+        expiry: Expiry | None = None
+        timed_out = False
+        progress = partial(run.progress, call)
+        # The call step has no ``try`` of its own (as in trioexec): the
+        # handlers below know the step by ``in_step``.
+        in_step = True
+        if limits is None or watch is None:
+            output = await tool.call(parsed, ctx, progress)
+        else:
+            try:
+                async with asyncio.timeout(None) as timer:
+                    watch.arm(tool_id, timer, limits)
+                    try:
+                        output = await tool.call(parsed, ctx, progress)
+                    finally:
+                        expiry = watch.disarm(tool_id)
+            except TimeoutError:
+                if expiry is None:  # the tool's own TimeoutError: a failure like any other
+                    raise
+                timed_out = True  # the limit ran out before it returned
+        in_step = False
+        if gate is not None or observers is not None:
+            _end_call_step(gate, alone, observers, tool_id)
+        if timed_out:
+            assert expiry is not None
+            run.complete(call, run.timed_out(call, expiry))
+            return
+
+        modifier: ContextModifier | None = None
+        if isinstance(output, ToolOutput):
+            modifier = output.context_modifier
+            output = output.value
+        try:
+            result = ToolResult(tool_id, tool.map_result(output))
+        except Exception as exc:
+            result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
+        else:
+            result = finalize_sync(tool, result, env.session_dir)
+        outcome = CallOutcome(result, attachments, modifier, stop_reason)
+        call.returned = outcome
+        if guard is not None and guard.hooks.entries:
+            outcome = await _post_tool_use(
+                guard, tool, tool_use, raw_input, parsed, output, env, outcome
+            )
+    except asyncio.CancelledError:
+        if in_step and (gate is not None or observers is not None):
+            _end_call_step(gate, alone, observers, tool_id)
+        stopped = sys.exception()
+        assert stopped is not None
+        if run.call_raised(call, stopped) is stopped:  # a scope delivered it
+            stopped.__traceback__ = None  # (see the docstring)
+            raise
+        return
+    except BaseException as exc:
+        if in_step and isinstance(exc, Exception):  # the tool failed: its error is the answer
+            if gate is not None:  # its place is given back before the post hooks run
+                _leave(gate, alone)
+            try:
+                outcome = await _tool_failed(
+                    call, exc, guard, raw_input, parsed, attachments, stop_reason, env, observers
+                )
+            except BaseException as late:  # stopped while its PostToolUseFailure hooks ran
+                if run.call_raised(call, late) is late:
+                    raise
+                return
+            run.complete(call, outcome)
+            return
+        if in_step:  # what stops the run, from the tool's body
+            _end_call_step(gate, alone, observers, tool_id)
+        # (else a step of the lifecycle itself raised: the run stops)
+        if run.call_raised(call, exc) is exc:
+            raise
+        return
+    run.complete(call, outcome)
+
+
+def _now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+async def _tool_failed(
+    call: Call,
+    exc: Exception,
+    guard: GuardRails | None,
+    raw_input: Mapping[str, Any],
+    parsed: object,
+    attachments: tuple[Attachment, ...],
+    stop_reason: str | None,
+    env: CallEnv,
+    observers: ObserverSet | None,
+) -> CallOutcome:
+    """The answer of a call whose tool raised ``exc``, after its PostToolUseFailure hooks.
+
+    The error is recorded as the call's real answer first: a cancellation
+    while the hooks run keeps it.
+    """
+    tool_use = call.tool_use
+    try:
         failure = format_tool_error(exc)
         outcome = CallOutcome(
-            ToolResult(tool_id, failure, is_error=True), attachments, stop_reason=stop_reason
+            ToolResult(tool_use.id, failure, is_error=True), attachments, stop_reason=stop_reason
         )
-        on_returned(outcome)
+        call.returned = outcome
         if guard is not None and guard.hooks.entries:
+            assert call.compiled is not None
             after = await after_call(
-                guard, tool, tool_use, raw_input, response=None, error=failure,
+                guard, call.compiled.tool, tool_use, raw_input, response=None, error=failure,
                 cwd=env.cwd, parsed_input=parsed,
             )  # fmt: skip
             outcome = _with_post(outcome, after)
-        return outcome
     finally:
-        if observers:
-            observers.call_event(CallEvent(loop.time(), tool_id, "call_ended"))
-
-    modifier: ContextModifier | None = None
-    if isinstance(output, ToolOutput):
-        modifier = output.context_modifier
-        output = output.value
-    try:
-        result = ToolResult(tool_id, tool.map_result(output))
-    except Exception as exc:
-        result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
-    else:
-        result = finalize_sync(tool, result, env.session_dir)
-    outcome = CallOutcome(result, attachments, modifier, stop_reason)
-    on_returned(outcome)
-    if guard is not None and guard.hooks.entries:
-        try:
-            response = tool.tool_response(parsed, output)
-        except Exception:
-            logger.warning("tool_response of %s failed", tool.name, exc_info=True)
-            response = None
-        after = await after_call(
-            guard, tool, tool_use, raw_input, response=result, cwd=env.cwd,
-            tool_response=response, parsed_input=parsed,
-        )  # fmt: skip
-        if after.updated_mcp_tool_output is not None:
-            try:
-                replaced = ToolResult(tool_id, tool.map_result(after.updated_mcp_tool_output))
-            except Exception as exc:
-                replaced = ToolResult(tool_id, format_tool_error(exc), is_error=True)
-            else:
-                replaced = finalize_sync(tool, replaced, env.session_dir)
-            outcome = attrs.evolve(outcome, result=replaced)
-        outcome = _with_post(outcome, after)
+        if observers is not None:
+            observers.call_event(CallEvent(_now(), tool_use.id, "call_ended"))
     return outcome
+
+
+async def _post_tool_use(
+    guard: GuardRails,
+    tool: Tool[Any],
+    tool_use: ToolUse,
+    raw_input: Mapping[str, Any],
+    parsed: object,
+    output: object,
+    env: CallEnv,
+    outcome: CallOutcome,
+) -> CallOutcome:
+    """Step 10: the PostToolUse hooks on a tool's real answer (what they add, or replace)."""
+    result = outcome.result
+    tool_id = result.tool_use_id
+    try:
+        response = tool.tool_response(parsed, output)
+    except Exception:
+        logger.warning("tool_response of %s failed", tool.name, exc_info=True)
+        response = None
+    after = await after_call(
+        guard, tool, tool_use, raw_input, response=result, cwd=env.cwd,
+        tool_response=response, parsed_input=parsed,
+    )  # fmt: skip
+    if after.updated_mcp_tool_output is not None:
+        try:
+            replaced = ToolResult(tool_id, tool.map_result(after.updated_mcp_tool_output))
+        except Exception as exc:
+            replaced = ToolResult(tool_id, format_tool_error(exc), is_error=True)
+        else:
+            replaced = finalize_sync(tool, replaced, env.session_dir)
+        outcome = attrs.evolve(outcome, result=replaced)
+    return _with_post(outcome, after)
+
+
+def _end_call_step(
+    gate: SoloGate | None, alone: bool, observers: ObserverSet | None, tool_id: str
+) -> None:
+    """The call step is over: give its place back and tell the observers (if any)."""
+    if gate is not None:
+        _leave(gate, alone)
+    if observers is not None:
+        observers.call_event(CallEvent(_now(), tool_id, "call_ended"))
 
 
 def _leave(gate: SoloGate, alone: bool) -> None:
