@@ -162,7 +162,7 @@ async def run_tools(
         batches = group_safe_runs([(call, call.safe) for call in runnable])
         limiter: trio.CapacityLimiter | None = None  # made once a batch does not fit
         try:
-            with core.turn_scope, core.sibling_scope:
+            with core.turn_scope:  # each batch's nursery is the sibling scope
                 for _, batch in batches:
                     # Stopped, or cancelled from outside while the last batch
                     # ignored it: no later batch starts.
@@ -199,6 +199,7 @@ async def _run_batch(
     core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter | None
 ) -> None:
     async with trio.open_nursery() as nursery:
+        core.cancellation.adopt_sibling_scope(nursery.cancel_scope)
         if len(calls) == 1 and not _in_main_task():
             # A lone call (a one-call turn, every unsafe call) runs in the
             # nursery's own body: the same scopes around it, and a copy of the

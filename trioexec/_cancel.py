@@ -8,10 +8,12 @@ the one way a scope is cancelled here.
 Scopes, outermost first::
 
     turn scope       (Turn.abort)            one per run, registered with the Turn
-      sibling scope  (cascading tool error,  one per run, child of the turn scope
-                      discard)
-        nursery      (one per batch / one per streaming run)
+      sibling scope  (cascading tool error,  the calls' nursery's own scope (one per
+                      discard)                batch / streaming run), a child of the turn scope
           call scope (Turn.interrupt)        one per "cancel" call ("block" calls have none)
+
+Until the calls' nursery opens, a stand-in scope takes the sibling
+cancellations (:meth:`Cancellation.adopt_sibling_scope` carries them over).
 
 Cancelling the sibling scope never cancels the turn scope: a failing shell
 command stops its siblings, never the turn.  Nothing here calls back into the
@@ -167,9 +169,10 @@ class Cancellation:
         Records trio's reason (the first one) and makes ``cancelled`` the
         run's cause; False when the run's scopes explain it.
         """
+        # Every stop of the run's own records its cause before it cancels the
+        # sibling scope; the scope alone says nothing (it is the calls'
+        # nursery's, which trio also cancels when a body or a child raises).
         if self.cause is not None or self.turn_scope.cancel_called:
-            return False
-        if self.sibling_scope.cancel_called:
             return False
         if self.outer_reason is None:
             self.outer_reason = cancelled.reason or f"{cancelled.source} cancellation"
@@ -194,6 +197,23 @@ class Cancellation:
         if self.cascade is not None:
             return "sibling_error"
         return None
+
+    def adopt_sibling_scope(self, scope: trio.CancelScope) -> None:
+        """The calls' nursery opened: its own scope is the sibling scope from now on.
+
+        A run needs no scope of its own between the turn scope and its calls'
+        nursery: the nursery's scope is that child of the turn scope, one
+        scope fewer per run.  Until a nursery opens, a stand-in scope takes
+        the cancellations; a stop asked of it carries over to ``scope``.
+        """
+        before = self.sibling_scope
+        if before is scope:
+            return
+        if before.cancel_called:
+            scope.cancel(reason="the run's siblings were stopped before their nursery opened")
+        elif before.deadline < scope.deadline:
+            scope.deadline = before.deadline
+        self.sibling_scope = scope
 
     def record_cause(self, reason: CancelReason) -> None:
         """Remember the first reason executing calls were stopped."""

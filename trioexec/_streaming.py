@@ -213,12 +213,14 @@ class StreamingExecutor:
         """
         core = self._core
         try:
-            with core.turn_scope, core.sibling_scope:
+            with core.turn_scope:
                 pending, self._pending = self._pending, None
                 if self._input_closed and pending and len(pending) == 1 and not core.any_queued:
-                    await core.run_call(pending[0])
+                    with core.sibling_scope:
+                        await core.run_call(pending[0])
                     return
                 async with trio.open_nursery() as nursery:
+                    core.cancellation.adopt_sibling_scope(nursery.cancel_scope)
                     self._nursery = nursery
                     try:
                         if pending:
