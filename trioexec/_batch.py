@@ -24,7 +24,7 @@ from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from ._own_context import in_own_context
 from ._partition import group_safe_runs
 from ._policy import Policy, resolve_policy
-from ._run import new_run_core, open_run
+from ._run import begin_unhosted_run, end_run, new_run_core, open_run, stop_for_body_error
 from ._tool import ContextState, Tool
 
 if TYPE_CHECKING:
@@ -155,31 +155,48 @@ async def run_tools(
         grace_period=grace_period,
         tool_timeouts=tool_timeouts,
     )
-    async with open_run(core):
-        calls = _admit(core, tool_uses)
-        # Calls answered at admission (refused ids) never run: no batch, no barrier.
-        runnable = [call for call in calls if call.state == "queued"]
-        batches = group_safe_runs([(call, call.safe) for call in runnable])
-        limiter: trio.CapacityLimiter | None = None  # made once a batch does not fit
+    if core.env.background is not None:  # async hooks outlive their call: the run hosts them
+        async with open_run(core):
+            await _run_batches(core, tool_uses)
+    else:  # the batches' nurseries are all the run needs
+        begin_unhosted_run(core)
+        error: BaseException | None = None
         try:
-            with core.turn_scope:  # each batch's nursery is the sibling scope
-                for _, batch in batches:
-                    # Stopped, or cancelled from outside while the last batch
-                    # ignored it: no later batch starts.
-                    await trio.lowlevel.checkpoint_if_cancelled()
-                    if core.blocked_reason() is not None:
-                        break
-                    if limiter is None and len(batch) > core.max_concurrency:
-                        limiter = trio.CapacityLimiter(core.max_concurrency)
-                    await _run_batch(core, batch, limiter)
-                    core.apply_pending_modifiers()
-        except BaseExceptionGroup as group:
-            # (unwrap_single, written out: a try costs nothing when nothing is raised)
-            only = single_exception(group)
-            if only is None:
-                raise
-            raise only from None
+            await _run_batches(core, tool_uses)
+        except BaseException as exc:
+            error = exc
+            stop_for_body_error(core, exc)
+        end_run(core, error, error)
+        # (what an enclosing scope's cancellation leaves, as open_run does)
+        await trio.lowlevel.checkpoint_if_cancelled()
     return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
+
+
+async def _run_batches(core: RunCore, tool_uses: Sequence[ToolUse]) -> None:
+    """Admit the calls, then run them batch by batch inside the turn scope."""
+    calls = _admit(core, tool_uses)
+    # Calls answered at admission (refused ids) never run: no batch, no barrier.
+    runnable = [call for call in calls if call.state == "queued"]
+    batches = group_safe_runs([(call, call.safe) for call in runnable])
+    limiter: trio.CapacityLimiter | None = None  # made once a batch does not fit
+    try:
+        with core.turn_scope:  # each batch's nursery is the sibling scope
+            for _, batch in batches:
+                # Stopped, or cancelled from outside while the last batch
+                # ignored it: no later batch starts.
+                await trio.lowlevel.checkpoint_if_cancelled()
+                if core.blocked_reason() is not None:
+                    break
+                if limiter is None and len(batch) > core.max_concurrency:
+                    limiter = trio.CapacityLimiter(core.max_concurrency)
+                await _run_batch(core, batch, limiter)
+                core.apply_pending_modifiers()
+    except BaseExceptionGroup as group:
+        # (unwrap_single, written out: a try costs nothing when nothing is raised)
+        only = single_exception(group)
+        if only is None:
+            raise
+        raise only from None
 
 
 def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:
@@ -198,44 +215,61 @@ def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:
 async def _run_batch(
     core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter | None
 ) -> None:
-    async with trio.open_nursery() as nursery:
-        core.cancellation.adopt_sibling_scope(nursery.cancel_scope)
-        if len(calls) == 1 and not _in_main_task():
-            # A lone call (a one-call turn, every unsafe call) runs in the
-            # nursery's own body: the same scopes around it, and a copy of the
-            # context as a task of its own would have, without spawning one.
-            call = calls[0]
-            if call.state == "queued" and core.blocked_reason() is None:
-                core.mark_started(call)
-                if core.blocked_reason() is None:
-                    await in_own_context(core.run_call(call))
-                else:  # an observer stopped the run as the call started: a task's
-                    # start comes after the stop takes effect, so the call is stopped
-                    nursery.start_soon(core.run_call, call)
-            return
-        if limiter is None or len(calls) <= limiter.total_tokens:
-            # The whole batch fits (batches run one after another, so every slot
-            # is free): the same starts in the same order, without the limiter.
-            for call in calls:
-                if call.state != "queued":
-                    continue
-                if core.blocked_reason() is not None:
-                    break
-                core.mark_started(call)
+    lends = core.unhosted  # no run nursery: this batch's hosts the watches while it runs
+    try:
+        async with trio.open_nursery() as nursery:
+            core.cancellation.adopt_sibling_scope(nursery.cancel_scope)
+            if lends:
+                core.host_watches(nursery)
+            await _start_batch(core, calls, limiter, nursery)
+    finally:
+        if lends:
+            core.host_watches(None)
+
+
+async def _start_batch(
+    core: RunCore,
+    calls: Sequence[Call],
+    limiter: trio.CapacityLimiter | None,
+    nursery: trio.Nursery,
+) -> None:
+    """Start a batch's calls in ``nursery`` (a lone call runs here, in its body)."""
+    if len(calls) == 1 and not _in_main_task():
+        # A lone call (a one-call turn, every unsafe call) runs in the
+        # nursery's own body: the same scopes around it, and a copy of the
+        # context as a task of its own would have, without spawning one.
+        call = calls[0]
+        if call.state == "queued" and core.blocked_reason() is None:
+            core.mark_started(call)
+            if core.blocked_reason() is None:
+                await in_own_context(core.run_call(call))
+            else:  # an observer stopped the run as the call started: a task's
+                # start comes after the stop takes effect, so the call is stopped
                 nursery.start_soon(core.run_call, call)
-            return
+        return
+    if limiter is None or len(calls) <= limiter.total_tokens:
+        # The whole batch fits (batches run one after another, so every slot
+        # is free): the same starts in the same order, without the limiter.
         for call in calls:
             if call.state != "queued":
-                continue  # answered meanwhile (e.g. all calls after an interrupt)
-            try:
-                limiter.acquire_on_behalf_of_nowait(call)  # no scheduler round trip when free
-            except trio.WouldBlock:
-                await limiter.acquire_on_behalf_of(call)
+                continue
             if core.blocked_reason() is not None:
-                limiter.release_on_behalf_of(call)
                 break
             core.mark_started(call)
-            nursery.start_soon(_run_with_slot, core, call, limiter)
+            nursery.start_soon(core.run_call, call)
+        return
+    for call in calls:
+        if call.state != "queued":
+            continue  # answered meanwhile (e.g. all calls after an interrupt)
+        try:
+            limiter.acquire_on_behalf_of_nowait(call)  # no scheduler round trip when free
+        except trio.WouldBlock:
+            await limiter.acquire_on_behalf_of(call)
+        if core.blocked_reason() is not None:
+            limiter.release_on_behalf_of(call)
+            break
+        core.mark_started(call)
+        nursery.start_soon(_run_with_slot, core, call, limiter)
 
 
 def _in_main_task() -> bool:

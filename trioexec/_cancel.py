@@ -334,10 +334,10 @@ class GraceWatchdog:
     outlives the run.  This holds whoever cancelled: a sibling's error, an
     interrupt, or the application's own enclosing scope (the watch sleeps in
     a shielded scope, so the cancellation that stops the calls does not stop
-    the watch).
+    the watch, even when it runs in the calls' own nursery).
 
     No task runs while nothing is being cancelled: the watch task is started
-    (in ``nursery``, outside the run's scopes) at the first cancellation
+    (in ``nursery``: the run's, or the calls' one) at the first cancellation
     request and ends as soon as no requested call is left unanswered.  Per
     call it costs O(1): the request time (on the call), an append and a
     count; only a watch that wakes looks through the requested calls.
@@ -379,8 +379,13 @@ class GraceWatchdog:
         self._running = False
         self._scope: trio.CancelScope | None = None
 
-    def open(self, nursery: trio.Nursery, answer: Callable[[Call], None]) -> None:
-        """The run is open: watch in ``nursery``; ``answer(call)`` answers an overdue call."""
+    def open(self, nursery: trio.Nursery | None, answer: Callable[[Call], None]) -> None:
+        """The run is open: watch in ``nursery``; ``answer(call)`` answers an overdue call.
+
+        A run without a nursery of its own lends the watchdog each of its
+        calls' nurseries in turn (``nursery`` is set while one is open): the
+        watch sleeps shielded, so it outlasts their cancellation.
+        """
         self.nursery = nursery
         self._answer = answer
 

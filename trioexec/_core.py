@@ -109,6 +109,8 @@ class RunCore(Stopping):
         self.faults: list[BaseException] = []
         """BaseExceptions user code raised during the run, in order: they propagate at its end."""
         self._run_scope: trio.CancelScope | None = None
+        self.unhosted = False
+        """The run has no nursery of its own: its calls' nurseries host the watches in turn."""
         self.on_settled: Callable[[], None] = _nothing
         """Told when a call may start or everything is released (by :meth:`complete`), and
         at every :meth:`settle`: the front end starts queued calls or closes its output."""
@@ -142,6 +144,16 @@ class RunCore(Stopping):
         return trio.CancelScope()
 
     # ------------------------------------------------------------------ the run
+
+    def host_watches(self, nursery: trio.Nursery | None) -> None:
+        """Where the grace watchdog and the time-limit watch start their task (None: nowhere).
+
+        The run's own nursery for a run that has one; else each calls'
+        nursery in turn, while it is open (both watches shield themselves).
+        """
+        self.watchdog.nursery = nursery
+        if self.env.timeout_watch is not None:
+            self.env.timeout_watch.nursery = nursery
 
     def record_fault(self, exc: BaseException, call: Call | None = None) -> None:
         """User code raised a ``BaseException``: stop the run; it propagates at the end.

@@ -46,7 +46,14 @@ if TYPE_CHECKING:
     from ._tool import Tool
     from ._update_channel import UpdateSink
 
-__all__ = ["new_run_core", "open_run", "what_propagates"]
+__all__ = [
+    "begin_unhosted_run",
+    "end_run",
+    "new_run_core",
+    "open_run",
+    "stop_for_body_error",
+    "what_propagates",
+]
 
 
 def new_run_core(
@@ -123,22 +130,21 @@ def _current_directory() -> pathlib.Path:
 
 @asynccontextmanager
 async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
-    """The frame of one run, for both front ends.
+    """The frame of one run that hosts tasks of its own (streaming; async hooks).
 
     Yields a nursery outside the run's turn and sibling scopes: the grace
-    watchdog runs there if a call ever has to be watched, ``async: true``
-    hooks run there (given ``GuardRails.async_hook_grace`` once the body
-    is done, then cancelled), and the streaming executor hosts its calls'
-    task there.  The caller enters
-    the two scopes itself (in the task that owns the calls' nursery).
+    watchdog and the time-limit watch run there if a call ever has to be
+    watched, ``async: true`` hooks run there (given
+    ``GuardRails.async_hook_grace`` once the body is done, then cancelled),
+    and the streaming executor hosts its calls' task there.  The caller
+    enters the turn scope itself (in the task that owns the calls' nursery).
 
     On the way out, whatever ended the run, every call gets its answer
-    (calls that never started are answered as such), deferred context
-    modifiers are applied and the run detaches from its turn.  Then one
-    rule decides what propagates (:func:`what_propagates`): the
-    BaseExceptions user code raised (one unwrapped, several in a group),
-    with the body's own exception, exactly as raised, if it raised one;
-    else cancellation from an enclosing scope as one plain ``Cancelled``.
+    (:func:`end_run`); then one rule decides what propagates
+    (:func:`what_propagates`): the BaseExceptions user code raised (one
+    unwrapped, several in a group), with the body's own exception, exactly
+    as raised, if it raised one; else cancellation from an enclosing scope
+    as one plain ``Cancelled``.
 
     On cancellation from outside, the calls are cancelled with the rest of
     the nursery, answered, and ``Cancelled`` propagates.
@@ -149,8 +155,7 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
         async with trio.open_nursery() as nursery:
             core._run_scope = nursery.cancel_scope
             core.watchdog.open(nursery, core._answer_overdue)
-            if core.env.timeout_watch is not None:
-                core.env.timeout_watch.nursery = nursery
+            core.host_watches(nursery)
             if core.env.background is not None:
                 core.env.background.nursery = nursery  # async hooks: bounded by the run
             try:
@@ -159,34 +164,65 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
                     core.env.background.wind_down()
             except BaseException as exc:
                 body_error = exc
-                core._note_outer_cancellation(exc)
-                if is_cancellation(exc):
+                if stop_for_body_error(core, exc):
                     raise
-                # The body's own exception stops the run like any other
-                # stop, at the end of this instant; it propagates below.
-                core._stop_run()
     except BaseException as exc:  # decided below, once every call is answered
         exit_error = exc
-    finally:
-        core.watchdog.close()
-        if core.env.timeout_watch is not None:
-            core.env.timeout_watch.nursery = None
-        if core.env.background is not None:
-            core.env.background.nursery = None
-        try:
-            # A discarded attempt answers nothing for real; a run whose every
-            # call was released has nothing left to answer.
-            if not core.discarded and not core.all_released:
-                core.answer_unstarted(core.blocked_reason() or "user_interrupted")
-            core.apply_pending_modifiers()
-        finally:
-            core.turn._detach(core)  # the run/turn handshake
-    propagate = what_propagates(core.faults, exit_error, body_error)
-    if propagate is not None:
-        raise propagate from None
+    end_run(core, exit_error, body_error)
     # Cancelled from outside while no task looked (every call shielded or
     # done): the run still ends the way a cancelled trio call does.
     await trio.lowlevel.checkpoint_if_cancelled()
+
+
+def begin_unhosted_run(core: RunCore) -> None:
+    """Open a run that has no nursery of its own (a ``run_tools`` call without async hooks).
+
+    Its calls' nurseries (one per batch) host the watches in turn
+    (:meth:`RunCore.host_watches`), and stopping the run cancels its turn
+    scope.  The caller awaits the body, hands what it raised to
+    :func:`stop_for_body_error`, then calls :func:`end_run`.
+    """
+    core.unhosted = True
+    core._run_scope = core.turn_scope
+    core.watchdog.open(None, core._answer_overdue)
+
+
+def stop_for_body_error(core: RunCore, exc: BaseException) -> bool:
+    """The body of a run raised ``exc``: True if it is a cancellation (it propagates).
+
+    Else the body's own exception stops the run like any other stop, at the
+    end of this instant; it propagates once every call is answered.
+    """
+    core._note_outer_cancellation(exc)
+    if is_cancellation(exc):
+        return True
+    core._stop_run()
+    return False
+
+
+def end_run(
+    core: RunCore, exit_error: BaseException | None, body_error: BaseException | None
+) -> None:
+    """Close a run: answer every call, apply deferred modifiers, detach from the turn.
+
+    Then raise what propagates (:func:`what_propagates`), if anything does.
+    Nothing here awaits.
+    """
+    core.watchdog.close()
+    core.host_watches(None)
+    if core.env.background is not None:
+        core.env.background.nursery = None
+    try:
+        # A discarded attempt answers nothing for real; a run whose every
+        # call was released has nothing left to answer.
+        if not core.discarded and not core.all_released:
+            core.answer_unstarted(core.blocked_reason() or "user_interrupted")
+        core.apply_pending_modifiers()
+    finally:
+        core.turn._detach(core)  # the run/turn handshake
+    propagate = what_propagates(core.faults, exit_error, body_error)
+    if propagate is not None:
+        raise propagate from None
 
 
 def what_propagates(

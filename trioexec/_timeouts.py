@@ -14,8 +14,9 @@ call step   |==== running ==== progress ====== progress =============X        ti
 ```
 
 One watch per run, and no task at all while no call with a limit is running:
-the watch task starts (in the run's nursery, outside its scopes) when the
-first limited call enters its call step and ends when none is left.
+the watch task starts (in the run's nursery, or in the calls' nursery of a
+run that has none of its own, shielded either way) when the first limited
+call enters its call step and ends when none is left.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ class TimeoutWatch:
     """Cancels the limit scope of every call step that overruns, for one run.
 
     Attributes:
-        nursery: where the watch task runs; set by the run for its lifetime.
+        nursery: where the watch task runs; set by the run while one is open
+            (:meth:`~trioexec._core.RunCore.host_watches`).
     """
 
     __slots__ = ("_armed", "_running", "_scope", "nursery")
@@ -152,18 +154,22 @@ class TimeoutWatch:
         return min(pending, default=math.inf)
 
     async def _watch(self) -> None:
+        # Shielded: the watch may run in the calls' own nursery, and a call
+        # that ignores its cancellation still has its limits.  It ends as soon
+        # as no limited call step is left (every step disarms as it ends).
         try:
-            while any(a.fired is None for a in self._armed.values()):
-                with trio.CancelScope(deadline=self._next_due()) as scope:
-                    self._scope = scope
-                    await trio.sleep_forever()
-                self._scope = None
-                now = trio.current_time()
-                for armed in self._armed.values():
-                    due, kind = armed.due()
-                    if armed.fired is None and due <= now:
-                        armed.fired, armed.fired_at = kind, now
-                        cancel_at_end_of_instant(armed.scope, now)
+            with trio.CancelScope(shield=True):
+                while any(a.fired is None for a in self._armed.values()):
+                    with trio.CancelScope(deadline=self._next_due()) as scope:
+                        self._scope = scope
+                        await trio.sleep_forever()
+                    self._scope = None
+                    now = trio.current_time()
+                    for armed in self._armed.values():
+                        due, kind = armed.due()
+                        if armed.fired is None and due <= now:
+                            armed.fired, armed.fired_at = kind, now
+                            cancel_at_end_of_instant(armed.scope, now)
         finally:
             self._scope = None
             self._running = False
