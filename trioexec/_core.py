@@ -256,11 +256,20 @@ class RunCore(Stopping):
         if index >= len(calls):
             return None
         call = calls[index]
-        if not self.can_start(call):
+        if not self._executing.may_start(call):  # (can_start, inlined)
             return None
         self.mark_started(call)
         self._next_start = index + 1  # no call up to it is queued any more
         return call
+
+    def start_if_first(self, call: Call) -> bool:
+        """Start ``call`` if no earlier call is queued and it may start now (the run
+        is known not to be stopped); False leaves it to :meth:`start_next`."""
+        if self._next_start != call.index or not self._executing.may_start(call):
+            return False
+        self.mark_started(call)
+        self._next_start = call.index + 1
+        return True
 
     def mark_started(self, call: Call) -> None:
         """Move ``call`` to ``executing``; an interruptible call gets its own scope.

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ._update_channel import UpdateSink
 
 __all__ = [
+    "begin_hosted_run",
     "begin_unhosted_run",
     "end_run",
     "new_run_core",
@@ -153,11 +154,7 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
     exit_error: BaseException | None = None
     try:
         async with trio.open_nursery() as nursery:
-            core._run_scope = nursery.cancel_scope
-            core.watchdog.open(nursery, core._answer_overdue)
-            core.host_watches(nursery)
-            if core.env.background is not None:
-                core.env.background.nursery = nursery  # async hooks: bounded by the run
+            begin_hosted_run(core, nursery)
             try:
                 yield nursery
                 if core.env.background is not None:
@@ -172,6 +169,16 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
     # Cancelled from outside while no task looked (every call shielded or
     # done): the run still ends the way a cancelled trio call does.
     await trio.lowlevel.checkpoint_if_cancelled()
+
+
+def begin_hosted_run(core: RunCore, nursery: trio.Nursery) -> None:
+    """Open a run inside its own ``nursery`` (outside its turn scope): the nursery
+    hosts the watches and the async hooks, and stopping the run cancels it."""
+    core._run_scope = nursery.cancel_scope
+    core.watchdog.open(nursery, core._answer_overdue)
+    core.host_watches(nursery)
+    if core.env.background is not None:
+        core.env.background.nursery = nursery  # async hooks: bounded by the run
 
 
 def begin_unhosted_run(core: RunCore) -> None:
