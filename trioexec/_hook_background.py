@@ -9,8 +9,9 @@ also wakes an idle model with it, trioexec has no idle model to wake).
 
 trioexec does the same inside structured concurrency.  :class:`BackgroundHooks`
 starts each async hook as a task of the run's own nursery (the one
-:meth:`~trioexec._core.RunCore.open_run` opens, outside the turn and sibling
-scopes, so an interrupt does not stop it), each in its own cancel scope under
+:func:`~trioexec._run.open_run` opens, outside the turn and sibling
+scopes, so an interrupt does not stop it; a run with async hooks always has
+one), each in its own cancel scope under
 the hook's own timeout.  What a finished hook says goes into the
 :class:`AsyncHookMailbox` of the :class:`~trioexec.GuardRails`, which outlives
 the run; the next call those guard rails decide (in this run or a later one)

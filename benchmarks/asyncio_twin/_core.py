@@ -6,7 +6,8 @@ texts, release and context modifiers (``RunCore`` calls into ``_call``,
 ``_gate``, ``_partition`` and ``Cancellation``).  What is rewritten here is
 what *runs*:
 
-- ``open_run``: an ``asyncio.TaskGroup`` instead of a nursery, inside a
+- ``open_run``: an ``asyncio.TaskGroup`` instead of a nursery (a batch run
+  has none, as in trioexec), inside a
   :class:`~benchmarks.asyncio_twin._scope.Scope` (the run scope);
 - ``call_raised``: what the call's task body (``run_call``, the twin's
   lifecycle in ``_lifecycle.py``) asks when a call raised; it has to work out
@@ -307,19 +308,22 @@ class TwinRunCore(RunCore):
     # ------------------------------------------------------------ the run
 
     @asynccontextmanager
-    async def open_run(self) -> AsyncIterator[asyncio.TaskGroup]:  # type: ignore[override]
+    async def open_run(self, *, hosted: bool = True) -> AsyncIterator[asyncio.TaskGroup | None]:  # type: ignore[override]
         """The frame of one run (trioexec's ``open_run``, on a TaskGroup).
 
         The body's own exception is caught inside the group: an
         ``asyncio.TaskGroup`` would cancel every call at once and wrap it; the
         run instead stops at the end of the instant and raises it at the end.
+        ``hosted=False`` is trioexec's run without a nursery of its own (a
+        batch run: its batches' groups are all it needs; the watches are
+        loop timers here), and yields None.
         """
         body_error: BaseException | None = None
         exit_error: BaseException | None = None
         run_scope = Scope()
         try:
             with run_scope:
-                async with asyncio.TaskGroup() as group:
+                async with asyncio.TaskGroup() if hosted else _NO_GROUP as group:
                     self._run_scope = run_scope  # type: ignore[assignment]
                     self.watchdog.active = True  # type: ignore[attr-defined]
                     try:
@@ -416,6 +420,19 @@ class TwinRunCore(RunCore):
         if self._send_queue is not None and not self._output_closed:
             self._output_closed = True
             self._send_queue.put_nowait(END)
+
+
+class _NoGroup:
+    """An ``async with`` that yields no group (a run without a group of its own)."""
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
+_NO_GROUP = _NoGroup()
 
 
 def _delivered_by_a_scope() -> bool:

@@ -85,7 +85,7 @@ async def run_tools(
         cwd=cwd, session_dir=session_dir, observers=observers, grace_period=grace_period,
         tool_timeouts=tool_timeouts,
     )  # fmt: skip
-    async with core.open_run():
+    async with core.open_run(hosted=False):  # (as trioexec: the batches' groups suffice)
         calls = _admit(core, tool_uses)
         runnable = [call for call in calls if call.state == "queued"]
         batches = group_safe_runs([(call, call.safe) for call in runnable])
@@ -283,6 +283,7 @@ async def open_streaming_executor(
     executor = StreamingExecutor(core, queue)
     try:
         async with core.open_run() as group:
+            assert group is not None  # (a hosted run has its group)
             started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             group.create_task(executor._host(started))
             await started
