@@ -216,9 +216,10 @@ class StreamingExecutor:
 
         Started with ``start_soon``, it gets as far as the nursery without a
         checkpoint and starts the calls :meth:`add_tool` started before it
-        ran: the first in its own body (inside the nursery, like a child),
-        the others as tasks.  It keeps the nursery's body going until the
-        input ends; then the nursery closes once the last call's task has
+        ran: the first in its own body (inside the nursery, like a child;
+        when there are others, after one schedule point, so that it runs in
+        the same scheduler pass as they do), the others as tasks.  It keeps
+        the nursery's body going until the input ends; then the nursery closes once the last call's task has
         ended (a call completing starts the next ones from its own task, so
         no call is ever started in a closed nursery).  Once it is cancelled,
         no call starts any more.
@@ -242,6 +243,10 @@ class StreamingExecutor:
                         if pending:
                             if len(pending) > 1:  # one trip into the base context for all
                                 self._base.run(_start_calls, nursery, core, pending[1:])
+                                # The first runs here with the others, not a scheduler
+                                # pass before them: its result would wake the consumer
+                                # for one update, and the rest of the burst again.
+                                await trio.lowlevel.cancel_shielded_checkpoint()
                             await core.run_call(pending[0])
                         if not self._input_closed:
                             self._input_ended = trio.Event()
