@@ -219,9 +219,10 @@ class StreamingExecutor:
         ran: the first in its own body (inside the nursery, like a child;
         when there are others, after one schedule point, so that it runs in
         the same scheduler pass as they do), the others as tasks.  It keeps
-        the nursery's body going until the input ends; then the nursery closes once the last call's task has
-        ended (a call completing starts the next ones from its own task, so
-        no call is ever started in a closed nursery).  Once it is cancelled,
+        the nursery's body going until the input ends; then the nursery
+        closes once the last call's task has ended (a call completing starts
+        the next ones from its own task, so no call is ever started in a
+        closed nursery).  Once it is cancelled,
         no call starts any more.
 
         When the input ended before it ran, with one call started and none
