@@ -13,10 +13,12 @@ from helpers import Recorder, assert_no_new_tasks, make_tool, results_of, use
 from trioexec import (
     CallContext,
     ConfigurationError,
+    Policy,
     ProgressSender,
     ProgressUpdate,
     ResultUpdate,
     ToolResult,
+    Turn,
     Update,
     function_tool,
     open_streaming_executor,
@@ -340,3 +342,20 @@ async def test_invalid_max_concurrency_is_refused() -> None:
     with pytest.raises(ConfigurationError):
         async with open_streaming_executor(TOOLS, max_concurrency=0):
             pass
+
+
+async def test_an_executor_block_is_built_when_entered_and_can_be_entered_only_once() -> None:
+    # Nothing runs before the block is entered: a bad option is reported there.
+    bad = open_streaming_executor(TOOLS, max_concurrency=0, policy=Policy(cap_streaming=True))
+    with pytest.raises(ConfigurationError, match="max_concurrency"):
+        async with bad:
+            pass  # pragma: no cover
+    turn = Turn()
+    block = open_streaming_executor(TOOLS, turn=turn)
+    async with block as executor:
+        executor.add_tool(use("a", "Read"))
+        assert turn.in_progress_ids == {"a"}
+    assert turn.in_progress_ids == frozenset()
+    with pytest.raises(RuntimeError, match="entered only once"):
+        async with block:
+            pass  # pragma: no cover

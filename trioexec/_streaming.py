@@ -395,9 +395,13 @@ class _ExecutorBlock:
         executor = StreamingExecutor(core, updates)
         manager = trio.open_nursery()
         nursery = await manager.__aenter__()
+        try:
+            begin_hosted_run(core, nursery)
+            nursery.start_soon(executor._host, name=_HOST_TASK)
+        except BaseException as exc:  # (nothing here raises; if it did, no scope is left open)
+            await self._leave(core, executor, manager, exc)
+            raise
         self._core, self._executor, self._manager = core, executor, manager
-        begin_hosted_run(core, nursery)
-        nursery.start_soon(executor._host, name=_HOST_TASK)
         return executor
 
     async def __aexit__(
@@ -411,6 +415,16 @@ class _ExecutorBlock:
         assert executor is not None
         assert manager is not None
         self._manager = None
+        return await self._leave(core, executor, manager, exc)
+
+    async def _leave(
+        self,
+        core: RunCore,
+        executor: StreamingExecutor,
+        manager: AbstractAsyncContextManager[trio.Nursery],
+        exc: BaseException | None,
+    ) -> bool:
+        """Close the run: the body's end (or ``exc``), the nursery, every call answered."""
         body_error: BaseException | None = None
         exit_error: BaseException | None = None
         try:
