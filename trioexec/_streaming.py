@@ -315,21 +315,19 @@ def open_streaming_executor(
         trio.Cancelled: an enclosing scope was cancelled (one plain ``Cancelled``).
     """
     return _ExecutorBlock(
-        (
-            tools,
-            turn,
-            context,
-            max_concurrency,
-            guard,
-            policy,
-            result_order,
-            cwd,
-            session_dir,
-            observers,
-            grace_period,
-            synthetic_texts,
-            tool_timeouts,
-        )
+        tools,
+        (policy, result_order, synthetic_texts),
+        {
+            "turn": turn,
+            "context": context,
+            "max_concurrency": max_concurrency,
+            "guard": guard,
+            "cwd": cwd,
+            "session_dir": session_dir,
+            "observers": observers,
+            "grace_period": grace_period,
+            "tool_timeouts": tool_timeouts,
+        },
     )
 
 
@@ -344,10 +342,17 @@ class _ExecutorBlock:
     before ``__aenter__``: the run is built there, and only once.
     """
 
-    __slots__ = ("_core", "_executor", "_manager", "_options")
+    __slots__ = ("_core", "_executor", "_manager", "_options", "_policy", "_tools")
 
-    def __init__(self, options: tuple[Any, ...]) -> None:
-        self._options: tuple[Any, ...] | None = options
+    def __init__(
+        self,
+        tools: ToolRegistry | Iterable[Tool[Any]],
+        policy: tuple[Policy | None, ResultOrder | None, SyntheticTexts | None],
+        options: dict[str, Any],
+    ) -> None:
+        self._tools = tools
+        self._policy = policy
+        self._options: dict[str, Any] | None = options  # new_run_core's keywords
         self._core: RunCore | None = None
         self._executor: StreamingExecutor | None = None
         self._manager: AbstractAsyncContextManager[trio.Nursery] | None = None
@@ -357,41 +362,13 @@ class _ExecutorBlock:
         if options is None:
             raise RuntimeError("an open_streaming_executor(...) block can be entered only once")
         self._options = None
-        (
-            tools,
-            turn,
-            context,
-            max_concurrency,
-            guard,
-            policy,
-            result_order,
-            cwd,
-            session_dir,
-            observers,
-            grace_period,
-            synthetic_texts,
-            tool_timeouts,
-        ) = options
         require_trio("open_streaming_executor")
+        policy, result_order, synthetic_texts = self._policy
         run_policy = resolve_policy(
             policy, result_order=result_order, synthetic_texts=synthetic_texts
         )
         send, updates = open_update_channel()
-        core = new_run_core(
-            tools,
-            mode="stream",
-            policy=run_policy,
-            send=send,
-            turn=turn,
-            context=context,
-            max_concurrency=max_concurrency,
-            guard=guard,
-            cwd=cwd,
-            session_dir=session_dir,
-            observers=observers,
-            grace_period=grace_period,
-            tool_timeouts=tool_timeouts,
-        )
+        core = new_run_core(self._tools, mode="stream", policy=run_policy, send=send, **options)
         executor = StreamingExecutor(core, updates)
         manager = trio.open_nursery()
         nursery = await manager.__aenter__()
