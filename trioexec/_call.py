@@ -119,19 +119,19 @@ def id_problem(tool_use_id: str, seen: Container[str]) -> str | None:
 class Admission:
     """What admission found about a call's input; the lifecycle uses it, never re-checks.
 
-    Treated as immutable (one per call, built on the hot path: not frozen, for speed).
+    Treated as immutable (not frozen, for speed).  A valid input's verdict is
+    one of two shared objects (:data:`SAFE`, :data:`UNSAFE`): the input it
+    parsed travels on the call itself (:attr:`Call.parsed`), so admitting a
+    call builds no verdict of its own.
 
     Attributes:
         safe: the call may run beside other safe calls (proved: an unknown
             tool, an invalid input, or an ``is_concurrency_safe`` that raised
             all count as unsafe).
-        parsed: the input after layers 1 and 2a (an ``input_type`` instance or
-            a dict); None when it did not validate.
         issue: why the input did not validate (layer 1 or 2a); None when it did.
     """
 
     safe: bool
-    parsed: object = None
     issue: InputError | None = None
 
 
@@ -139,6 +139,12 @@ NOT_ADMITTED = Admission(safe=False)
 """The verdict of a call whose input was never looked at (unknown tool, refused id,
 or admitted blind after a tool's code raised); such a call never runs a lifecycle
 with it."""
+
+SAFE = Admission(safe=True)
+"""The verdict of a valid input that proved concurrency-safe."""
+
+UNSAFE = Admission(safe=False)
+"""The verdict of a valid input that is not concurrency-safe (or could not prove it)."""
 
 
 PROGRESS_KEPT = 1_000
@@ -153,7 +159,10 @@ class Call:
         index: its position in arrival (tool_use) order within the run.
         tool_use: the call as the model sent it.
         compiled: its tool, compiled; None for an unknown tool or a refused id.
-        admission: the verdict on its input (safety, parsed input or the issue).
+        admission: the verdict on its input (safety, or the issue found).
+        parsed: the input admission parsed (layers 1 and 2a: an
+            ``input_type`` instance or a dict), until its lifecycle takes it;
+            None when it did not validate or was never looked at.
         state: where it is in ``queued -> executing -> completed -> released``.
         started: it has started (moved to ``executing``); it stays True.
         scope: its own cancel scope, set when an interruptible (``"cancel"``)
@@ -173,6 +182,7 @@ class Call:
     tool_use: ToolUse
     compiled: CompiledTool | None
     admission: Admission = NOT_ADMITTED
+    parsed: object = None
     state: CallState = "queued"
     started: bool = False
     scope: trio.CancelScope | None = None

@@ -201,7 +201,7 @@ class RunCore(Stopping):
             return call
         if compiled is not None and inspect:
             try:
-                call.admission = admit(tool_use, compiled)
+                call.admission, call.parsed = admit(tool_use, compiled)
             except BaseException as exc:
                 self._emit(call, "queued")
                 self.record_fault(exc, call)  # first: answering it must not start another

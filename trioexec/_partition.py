@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._call import NOT_ADMITTED, Admission
+from ._call import NOT_ADMITTED, SAFE, UNSAFE, Admission
 from ._models import Batch, ToolUse
 from ._registry import ToolRegistry
 from ._validation import validate
@@ -26,28 +26,31 @@ __all__ = ["admit", "group_safe_runs", "is_call_concurrency_safe", "partition_to
 T = TypeVar("T")
 
 
-def admit(tool_use: ToolUse, compiled: CompiledTool | None) -> Admission:
+def admit(tool_use: ToolUse, compiled: CompiledTool | None) -> tuple[Admission, object]:
     """The one safety decision, with the validated input it needed (fail-closed).
+
+    Returns:
+        The verdict, and the parsed input (None when it did not validate).
 
     Raises:
         BaseException: whatever the tool's ``is_concurrency_safe`` or its input
             type raises that is not an ``Exception`` (the caller answers the call).
     """
     if compiled is None:
-        return NOT_ADMITTED
+        return NOT_ADMITTED, None
     parsed, issue = validate(compiled, tool_use.input)
     if issue is not None:
-        return Admission(safe=False, issue=issue)
+        return Admission(False, issue), None
     try:
         safe = bool(compiled.tool.is_concurrency_safe(parsed))
     except Exception:
         safe = False
-    return Admission(safe, parsed)
+    return (SAFE if safe else UNSAFE), parsed
 
 
 def is_call_concurrency_safe(tool_use: ToolUse, registry: ToolRegistry) -> bool:
     """Whether ``tool_use`` may run beside other safe calls (fail-closed)."""
-    return admit(tool_use, registry.lookup(tool_use.name)).safe
+    return admit(tool_use, registry.lookup(tool_use.name))[0].safe
 
 
 def partition_tool_calls(

@@ -145,7 +145,8 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
         if admission is NOT_ADMITTED:
             parsed, issue = validate(compiled, tool_use.input)
         else:
-            parsed, issue = admission.parsed, admission.issue
+            parsed, issue = call.parsed, admission.issue
+            call.parsed = None  # held here while the call runs: freed when it ends
         if issue is not None:
             run.complete(call, error_outcome(tool_id, input_error_text(tool, issue)))
             return
