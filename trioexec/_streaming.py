@@ -314,21 +314,9 @@ def open_streaming_executor(
             ``Exception``, unwrapped (several: one ``BaseExceptionGroup``).
         trio.Cancelled: an enclosing scope was cancelled (one plain ``Cancelled``).
     """
-    return _ExecutorBlock(
-        tools,
-        (policy, result_order, synthetic_texts),
-        {
-            "turn": turn,
-            "context": context,
-            "max_concurrency": max_concurrency,
-            "guard": guard,
-            "cwd": cwd,
-            "session_dir": session_dir,
-            "observers": observers,
-            "grace_period": grace_period,
-            "tool_timeouts": tool_timeouts,
-        },
-    )
+    options = (tools, policy, result_order, synthetic_texts, turn, context, max_concurrency,
+               guard, cwd, session_dir, observers, grace_period, tool_timeouts)  # fmt: skip
+    return _ExecutorBlock(options)
 
 
 class _ExecutorBlock:
@@ -342,17 +330,10 @@ class _ExecutorBlock:
     before ``__aenter__``: the run is built there, and only once.
     """
 
-    __slots__ = ("_core", "_executor", "_manager", "_options", "_policy", "_tools")
+    __slots__ = ("_core", "_executor", "_manager", "_options")
 
-    def __init__(
-        self,
-        tools: ToolRegistry | Iterable[Tool[Any]],
-        policy: tuple[Policy | None, ResultOrder | None, SyntheticTexts | None],
-        options: dict[str, Any],
-    ) -> None:
-        self._tools = tools
-        self._policy = policy
-        self._options: dict[str, Any] | None = options  # new_run_core's keywords
+    def __init__(self, options: tuple[Any, ...]) -> None:
+        self._options: tuple[Any, ...] | None = options  # open_streaming_executor's arguments
         self._core: RunCore | None = None
         self._executor: StreamingExecutor | None = None
         self._manager: AbstractAsyncContextManager[trio.Nursery] | None = None
@@ -363,12 +344,18 @@ class _ExecutorBlock:
             raise RuntimeError("an open_streaming_executor(...) block can be entered only once")
         self._options = None
         require_trio("open_streaming_executor")
-        policy, result_order, synthetic_texts = self._policy
+        # (positional, not a keyword dict: this is on every run's path)
+        (tools, policy, result_order, synthetic_texts, turn, context, max_concurrency,
+         guard, cwd, session_dir, observers, grace_period, tool_timeouts) = options  # fmt: skip
         run_policy = resolve_policy(
             policy, result_order=result_order, synthetic_texts=synthetic_texts
         )
         send, updates = open_update_channel()
-        core = new_run_core(self._tools, mode="stream", policy=run_policy, send=send, **options)
+        core = new_run_core(
+            tools, mode="stream", policy=run_policy, send=send, turn=turn, context=context,
+            max_concurrency=max_concurrency, guard=guard, cwd=cwd, session_dir=session_dir,
+            observers=observers, grace_period=grace_period, tool_timeouts=tool_timeouts,
+        )  # fmt: skip
         executor = StreamingExecutor(core, updates)
         manager = trio.open_nursery()
         nursery = await manager.__aenter__()
