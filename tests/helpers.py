@@ -26,7 +26,16 @@ import attrs
 import pytest
 import trio
 
-from trioexec import CallContext, CallEvent, Observer, ResultUpdate, ToolOutput, ToolUse
+from trioexec import (
+    CallContext,
+    CallEvent,
+    Observer,
+    ProgressSender,
+    ResultUpdate,
+    ToolOutput,
+    ToolUse,
+    function_tool,
+)
 from trioexec.testing import SCRIPTED_INPUT_SCHEMA, ScriptedTool, ScriptedToolError
 from trioexec.tools import BashInput, BashTool
 
@@ -348,3 +357,17 @@ def reaping(pids: list[int]) -> Iterator[None]:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
+
+
+@function_tool(
+    name="Stubborn",
+    input_schema=SCRIPTED_INPUT_SCHEMA,
+    concurrency_safe=True,
+    interrupt_behavior="cancel",
+)
+async def stubborn(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+    """Shields itself from cancellation for ``sleep`` seconds: it cannot be stopped, only
+    waited for (the grace watchdog answers it on its behalf)."""
+    with trio.CancelScope(shield=True):
+        await trio.sleep(job.get("sleep", 0.0))
+    return "finished anyway"

@@ -18,6 +18,7 @@ from helpers import (
     live_tasks,
     make_tool,
     results_of,
+    stubborn,
     use,
 )
 
@@ -810,19 +811,6 @@ async def test_discard_cancels_queued_calls_in_events(
 
 
 # -- a tool that ignores cancellation -----------------------------------------------------------
-
-
-@function_tool(
-    name="Stubborn",
-    input_schema=SCRIPTED_INPUT_SCHEMA,
-    concurrency_safe=True,
-    interrupt_behavior="cancel",
-)
-async def stubborn(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
-    """Shields itself from cancellation: it cannot be stopped, only waited for."""
-    with trio.CancelScope(shield=True):
-        await trio.sleep(job.get("sleep", 0.0))
-    return "finished anyway"
 
 
 async def test_call_ignoring_cancellation_is_answered_after_the_grace_period(

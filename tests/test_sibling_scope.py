@@ -14,7 +14,7 @@ from typing import Any
 
 import trio
 import trio.testing
-from helpers import REJECT, Recorder, assert_no_new_tasks, make_tool, results_of, use
+from helpers import REJECT, Recorder, assert_no_new_tasks, make_tool, results_of, stubborn, use
 
 from trioexec import (
     CallContext,
@@ -43,14 +43,6 @@ async def sleeper(job: dict[str, Any], ctx: CallContext, progress: ProgressSende
 
 
 ENDINGS: list[tuple[str, str, float]] = []
-
-
-@function_tool(name="Stubborn", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
-async def stubborn(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
-    """Shields itself from cancellation: it cannot be stopped, only waited for."""
-    with trio.CancelScope(shield=True):
-        await trio.sleep(job.get("sleep", 0.0))
-    return "finished anyway"
 
 
 async def test_a_discard_before_the_host_ran_stops_the_calls_it_had_started(
