@@ -256,11 +256,7 @@ class RunCore(Stopping):
         if index >= len(calls):
             return None
         call = calls[index]
-        if not self._executing.may_start(call):  # (can_start, inlined)
-            return None
-        self.mark_started(call)
-        self._next_start = index + 1  # no call up to it is queued any more
-        return call
+        return call if self.start_if_first(call) else None
 
     def start_if_first(self, call: Call) -> bool:
         """Start ``call`` if no earlier call is queued and it may start now (the run
@@ -268,7 +264,7 @@ class RunCore(Stopping):
         if self._next_start != call.index or not self._executing.may_start(call):
             return False
         self.mark_started(call)
-        self._next_start = call.index + 1
+        self._next_start = call.index + 1  # no call up to it is queued any more
         return True
 
     def mark_started(self, call: Call) -> None:

@@ -222,8 +222,7 @@ class StreamingExecutor:
         the nursery's body going until the input ends; then the nursery
         closes once the last call's task has ended (a call completing starts
         the next ones from its own task, so no call is ever started in a
-        closed nursery).  Once it is cancelled,
-        no call starts any more.
+        closed nursery).  Once it is cancelled, no call starts any more.
 
         When the input ended before it ran, with one call started and none
         queued, no other call can ever start: that call runs here, inside

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -323,7 +323,7 @@ class TwinRunCore(RunCore):
         run_scope = Scope()
         try:
             with run_scope:
-                async with asyncio.TaskGroup() if hosted else _NO_GROUP as group:
+                async with asyncio.TaskGroup() if hosted else nullcontext() as group:
                     self._run_scope = run_scope  # type: ignore[assignment]
                     self.watchdog.active = True  # type: ignore[attr-defined]
                     try:
@@ -420,19 +420,6 @@ class TwinRunCore(RunCore):
         if self._send_queue is not None and not self._output_closed:
             self._output_closed = True
             self._send_queue.put_nowait(END)
-
-
-class _NoGroup:
-    """An ``async with`` that yields no group (a run without a group of its own)."""
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        return None
-
-
-_NO_GROUP = _NoGroup()
 
 
 def _delivered_by_a_scope() -> bool:
