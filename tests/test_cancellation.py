@@ -152,12 +152,16 @@ class _Held:
     """Something a tool's frame holds while the tool waits (weakly referenceable)."""
 
 
+@pytest.mark.parametrize("stop", ["cascade", "abort"])
 async def test_a_stopped_calls_frames_are_freed_when_its_task_ends_not_when_the_run_ends(
-    autojump_clock: trio.testing.MockClock,
+    autojump_clock: trio.testing.MockClock, stop: str
 ) -> None:
-    """The Cancelled that stopped a call leaves its task without a traceback: the
-    calls' nursery keeps every child's Cancelled until it exits, and a traceback
-    would keep the stopped tool's frames (and what they hold) alive until then."""
+    """A call stopped by the sibling scope ends its task normally; one stopped by
+    another scope (the turn's, on an abort) leaves its task with a Cancelled that
+    has no traceback: the calls' nursery keeps every child's Cancelled until it
+    exits, and a traceback would keep the stopped tool's frames (and what they
+    hold) alive until then.  Either way nothing of the tool outlives its task."""
+    turn = Turn()
     held: list[weakref.ref[_Held]] = []
     release = trio.Event()
 
@@ -174,12 +178,18 @@ async def test_a_stopped_calls_frames_are_freed_when_its_task_ends_not_when_the_
             await release.wait()
         return "done"
 
-    async with open_streaming_executor([holder, stubborn, BASH], grace_period=None) as executor:
+    async with open_streaming_executor(
+        [holder, stubborn, BASH], grace_period=None, turn=turn
+    ) as executor:
         executor.add_tool(use("h", "Holder"))
         executor.add_tool(use("s", "Stubborn"))
-        executor.add_tool(failing_bash("b"))
+        if stop == "cascade":
+            executor.add_tool(failing_bash("b"))
         try:
-            await trio.sleep(2.0)  # the cascade stopped h; s still runs, shielded
+            await trio.sleep(1.0)
+            if stop == "abort":
+                turn.abort()
+            await trio.sleep(1.0)  # the cascade or the abort stopped h; s runs on, shielded
             await trio.testing.wait_all_tasks_blocked()
             assert len(held) == 1
             assert held[0]() is None
@@ -189,8 +199,75 @@ async def test_a_stopped_calls_frames_are_freed_when_its_task_ends_not_when_the_
             u.result.tool_use_id: u.result
             for u in results_of([u async for u in executor.remaining()])
         }
-    assert results["h"] == ToolResult("h", sibling("Bash"), is_error=True)
-    assert results["s"] == ToolResult("s", "done")
+    answer = sibling("Bash") if stop == "cascade" else REJECT
+    assert results["h"] == ToolResult("h", answer, is_error=True)
+    assert results["s"].tool_use_id == "s"  # (its own answer, or the abort's: not the point here)
+
+
+async def test_a_cascades_stopped_siblings_end_their_tasks_with_nothing_for_the_nursery_to_catch(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Each sibling a cascade stops is answered and its task ends there: no
+    ``Cancelled`` per stopped call reaches the calls' nursery (which would only
+    gather them all into a group and discard it), so the nursery's own scope,
+    the sibling scope, is cancelled but catches nothing."""
+    scopes: list[trio.CancelScope] = []
+
+    @function_tool(name="Waiter", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
+    async def waiter(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+        nursery = trio.lowlevel.current_task().parent_nursery
+        assert nursery is not None
+        scopes.append(nursery.cancel_scope)
+        await trio.sleep_forever()
+        return "never"
+
+    uses = [use(f"w{index}", "Waiter") for index in range(3)] + [failing_bash("b")]
+    outcome = await run_tools(uses, [waiter, BASH])
+    results = {u.result.tool_use_id: u.result for u in outcome.updates}
+    for index in range(3):
+        key = f"w{index}"
+        assert results[key] == ToolResult(key, sibling("Bash"), is_error=True)
+    assert len({id(scope) for scope in scopes}) == 1  # the calls' nursery of the one batch
+    assert scopes[0].cancel_called
+    assert not scopes[0].cancelled_caught
+
+
+@pytest.mark.parametrize("path", ["batch", "stream"])
+async def test_an_enclosing_cancellation_in_the_instant_of_a_cascade_still_propagates(
+    autojump_clock: trio.testing.MockClock, recorder: Recorder, path: str
+) -> None:
+    """The application's scope is cancelled in the same instant as a cascade:
+    every sibling is answered once, and the run still ends the way a cancelled
+    trio call does (its siblings' tasks end normally, the application's
+    cancellation is delivered again to the task that owns their nursery)."""
+    outer = trio.CancelScope()
+
+    @function_tool(name="Bash", concurrency_safe=True, cancels_siblings_on_error=True)
+    async def bash(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+        await trio.sleep(1.0)
+        outer.cancel()
+        raise RuntimeError("exit 1")
+
+    tools: list[Tool[Any]] = [GREP, bash]
+    uses = [use("a", "Grep", sleep=5.0), use("b", "Grep", sleep=5.0), ToolUse("c", "Bash", {})]
+    reached_the_end = False
+    with outer:
+        if path == "batch":
+            await run_tools(uses, tools, observers=[recorder])
+        else:
+            async with open_streaming_executor(tools, observers=[recorder]) as executor:
+                for tool_use in uses:
+                    executor.add_tool(tool_use)
+                async for _ in executor.remaining():
+                    pass
+        reached_the_end = True
+    assert outer.cancelled_caught
+    assert not reached_the_end
+    assert trio.current_time() == 1.0
+    for key in "abc":
+        kinds = recorder.kinds(key)
+        assert kinds.count("completed") + kinds.count("cancelled") == 1, (key, kinds)
+    assert recorder.kinds("c")[-2:] == ["completed", "released"]
 
 
 @function_tool(name="Fails", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)

@@ -124,10 +124,22 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
     (``call.scope``).
 
     Cancellation: a ``Cancelled`` a scope delivered answers the call (its
-    synthetic answer) and propagates to that scope; the traceback is dropped
-    first (no one reads a traceback the scope absorbs, and it would keep
-    every frame of the call alive until the calls' nursery exits).  Any
-    other ``BaseException`` is answered and recorded by ``run.call_raised``.
+    synthetic answer).  When the sibling scope is cancelled (a cascade, a
+    discard, or trio itself after a call raised), the call's task then ends
+    normally: between this frame and that scope, the cancel scope of the
+    calls' nursery, lies nothing of the call's, so nothing is left to
+    unwind, and the nursery need not collect one ``Cancelled`` per stopped
+    sibling into a group only to discard them all (about a quarter of what a
+    cascade over 1,000 siblings costs).  trio's cancellation is
+    level-triggered: any enclosing scope that is cancelled too (the turn's,
+    the application's) is delivered again at the next cancel point of the
+    task that owns the nursery, the code after its ``async with``.  A call
+    that runs in that task's own body returns to it the same way; its next
+    cancel point raises.  Any other scope's ``Cancelled`` propagates to that
+    scope, its traceback dropped first (no one reads a traceback the scope
+    absorbs, and it would keep every frame of the call alive until the
+    calls' nursery exits).  Any other ``BaseException`` is answered and
+    recorded by ``run.call_raised``.
     """
     scope = call.scope
     if scope is not None and not _in_own_scope:
@@ -306,6 +318,10 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
             # The common case (a cascade, an abort, a discard, an interrupt
             # of this call...): the run already knows why it is stopped.
             run.finish_stopped(call)
+            if cancellation.sibling_scope.cancel_called:
+                # Stopped by the sibling scope, the calls' nursery's own: its
+                # task ends here, answered (see the docstring).
+                return
             stopped = sys.exception()
             assert stopped is not None
             stopped.__traceback__ = None  # (see the docstring)
