@@ -10,6 +10,8 @@ re-export what private modules define.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -159,6 +161,19 @@ def test_the_import_reader_sees_relative_type_only_and_local_imports() -> None:
 def test_no_import_cycle_anywhere_in_the_package() -> None:
     cycle = _cycle(_graph(runtime_only=False))
     assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
+
+
+def test_importing_trioexec_loads_no_test_framework() -> None:
+    # trio.testing imports pytest when pytest is installed: an application
+    # importing trioexec would pay for (and carry the objects of) both.
+    code = (
+        "import sys, trioexec, trioexec.tools\n"
+        "framework = ('trio.testing', 'pytest', 'hypothesis', 'asyncio')\n"
+        "loaded = [m for m in framework if m in sys.modules]\n"
+        "print(' '.join(loaded))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split() == []
 
 
 @pytest.mark.parametrize("name", PURE)

@@ -27,12 +27,12 @@ import math
 import os
 import re
 import secrets
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
-import trio.testing
 
 from ._models import Content, ImageBlock, TextBlock, ToolResult
 
@@ -286,8 +286,11 @@ def plan_persistence(content: Content, tool_use_id: str, session_dir: Path) -> P
 def _under_mock_clock() -> bool:
     # Under trio.testing.MockClock a worker thread would let virtual time jump
     # (autojump sees every task blocked) while the disk works, so the file is
-    # written with plain blocking calls instead.
-    return isinstance(trio.lowlevel.current_clock(), trio.testing.MockClock)
+    # written with plain blocking calls instead.  (trio.testing is looked up,
+    # not imported: it imports pytest when pytest is installed, and a clock
+    # from it exists only once it is imported.)
+    testing = sys.modules.get("trio.testing")
+    return testing is not None and isinstance(trio.lowlevel.current_clock(), testing.MockClock)
 
 
 def _temp_path(path: Path) -> Path:
