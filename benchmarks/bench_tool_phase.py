@@ -19,10 +19,16 @@ Three ways, side by side in one process:
   channel and the caller receives them with ``async for`` (every receive is a
   checkpoint, a scheduler round trip per item, which the batch shape lacks).
 
-Each figure is the median of several repetitions (alternated, so drift hits all
-ways alike), in µs per call; the ratio columns divide by the floor of the same
-N, ``stream/batch`` divides streaming by batch, and ``stream/chan`` divides
-streaming by the channel floor::
+Each figure is the median of several repetitions, in µs per call; the ratio
+columns divide by the floor of the same N, ``stream/batch`` divides streaming by
+batch, and ``stream/chan`` divides streaming by the channel floor.  The ways
+alternate, so drift hits all of them alike: run by run below N = 1,000, in
+blocks from there on (three rounds).  Within a block one way runs back to back,
+after one run that is not timed, so each way pays the cycle collector for its
+own garbage and nobody else's, as a program running turn after turn does.  (A
+``gc.collect()`` before each run would not: every run would start from a clean
+collector, and a 10,000-call turn allocating past the collector's threshold
+would pay a full collection every time, one staying just under it never.)::
 
     python benchmarks/bench_tool_phase.py            # N = 1 ... 10,000
     python benchmarks/bench_tool_phase.py --sizes 100 1000 --profile
@@ -33,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import io
 import json
 import math
@@ -64,6 +69,15 @@ SIZES = (1, 10, 100, 1_000, 10_000)
 
 BUDGET_SECONDS = 0.6
 """Roughly how long each way is timed at each size (small N repeats more)."""
+
+COLLECTOR_SIZE = 1_000
+"""From this N on, the ways take turns in blocks (the cycle collector's share matters)."""
+
+ROUNDS = 3
+"""How many times the ways take turns in blocks (each turn: a block of runs of one way)."""
+
+MIN_REPEATS = 9
+"""Timed runs per way at the largest sizes, where the budget allows fewer."""
 
 
 @attrs.frozen
@@ -185,13 +199,19 @@ async def measure(
         for way in WAYS.values():  # warm-up
             await way(text, registry)
         first = await through_run_tools(text, registry)
-        repeats = max(3, min(2_000, int(BUDGET_SECONDS / max(first, 1e-6))))
+        repeats = max(MIN_REPEATS, min(2_000, int(BUDGET_SECONDS / max(first, 1e-6))))
         samples: dict[str, list[float]] = {name: [] for name in WAYS}
-        for _ in range(repeats):
-            if count >= 1_000:
-                gc.collect()
-            for name, way in WAYS.items():
-                samples[name].append(await way(text, registry))
+        if count < COLLECTOR_SIZE:
+            for _ in range(repeats):  # the ways alternate run by run
+                for name, way in WAYS.items():
+                    samples[name].append(await way(text, registry))
+        else:
+            block = -(-repeats // ROUNDS)
+            for _ in range(ROUNDS):  # the ways alternate block by block
+                for name, way in WAYS.items():
+                    await way(text, registry)  # not timed: the block starts in this way's state
+                    for _ in range(block):
+                        samples[name].append(await way(text, registry))
         figures[count] = {
             name: summary(values) / count * 1e6 for name, values in samples.items()
         }
