@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import attrs
 
 from ._events import CancelReason
-from ._models import Attachment, ToolResult, ToolUse
+from ._models import Attachment, ResultUpdate, ToolResult, ToolUse
 from ._texts import duplicate_tool_use_id, invalid_tool_use_id, no_such_tool
 from ._tool import ContextModifier, ContextState
 from ._validation import CompiledTool, InputError
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "NOT_ADMITTED",
     "Admission",
+    "Answer",
     "Call",
     "CallOutcome",
     "CallState",
@@ -90,6 +91,12 @@ class CallOutcome:
     stop_reason: str | None = None
     cancel_reason: CancelReason | None = None
     cancel_detail: str | None = None
+
+
+Answer: TypeAlias = "CallOutcome | ResultUpdate"
+"""A call's answer as the run holds it: a plain one (the tool's result, with its
+attachments, nothing else to carry) is the :class:`~trioexec.ResultUpdate` its
+release hands out, so it costs one object fewer; any other is a :class:`CallOutcome`."""
 
 
 def error_outcome(tool_use_id: str, text: str) -> CallOutcome:
@@ -186,8 +193,8 @@ class Call:
     state: CallState = "queued"
     started: bool = False
     scope: trio.CancelScope | None = None
-    outcome: CallOutcome | None = None
-    returned: CallOutcome | None = None
+    outcome: Answer | None = None
+    returned: Answer | None = None
     cancel_reason: CancelReason | None = None
     cancel_requested_at: float | None = None
     context_at_start: ContextState | None = None
@@ -228,6 +235,6 @@ class Call:
         """Whether an interrupt lets this call run on (its tool is not ``"cancel"``)."""
         return self.compiled is None or self.compiled.tool.interrupt_behavior != "cancel"
 
-    def set_returned(self, outcome: CallOutcome) -> None:
+    def set_returned(self, outcome: Answer) -> None:
         """Record the tool's real answer (the lifecycle's ``on_returned``)."""
         self.returned = outcome

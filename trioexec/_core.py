@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ._call import Call, CallOutcome, error_outcome, id_problem, unknown_tool_outcome
+from ._call import Answer, Call, CallOutcome, error_outcome, id_problem, unknown_tool_outcome
 from ._cancel import (
     DEFAULT_GRACE_PERIOD,
     SIBLING_ERROR_PENDING,
@@ -357,8 +357,12 @@ class RunCore(Stopping):
         self._emit(call, "progress", data=data)
         self._deliver(ProgressUpdate(call.tool_use.id, data))
 
-    def complete(self, call: Call, outcome: CallOutcome, *, cascade: bool = True) -> None:
-        """Record a call's answer, start a cascade if it calls for one, open the gate."""
+    def complete(self, call: Call, outcome: Answer, *, cascade: bool = True) -> None:
+        """Record a call's answer, start a cascade if it calls for one, open the gate.
+
+        A plain answer (a :class:`ResultUpdate`: the tool's result, nothing else
+        to carry) is never synthetic; it is released as it is.
+        """
         if call.outcome is not None:
             return  # answered already, on its behalf, after it ignored cancellation
         if call.state == "executing":
@@ -370,7 +374,7 @@ class RunCore(Stopping):
         self.gate.completed(call)
         if self.cancellation.discarded:  # never released: it is no longer in progress either
             self.in_progress.discard(call.tool_use.id)
-        if outcome.cancel_reason is not None:
+        if isinstance(outcome, CallOutcome) and outcome.cancel_reason is not None:
             if self._observed:
                 self._emit(
                     call,
@@ -413,13 +417,13 @@ class RunCore(Stopping):
             call.outcome = unknown_tool_outcome(call.tool_use)
             self._emit(call, "completed", data=call.outcome.result)
             return
-        call.outcome = self.cancellation.answer_now(call, reason, started=False)
+        outcome = call.outcome = self.cancellation.answer_now(call, reason, started=False)
         self._emit(
             call,
             "cancelled",
-            data=_event_data(call.outcome),
+            data=_event_data(outcome),
             reason=reason,
-            detail=call.outcome.cancel_detail,
+            detail=outcome.cancel_detail,
         )
 
     # ------------------------------------------------------------ release
@@ -458,24 +462,30 @@ class RunCore(Stopping):
         assert call.outcome is not None
         call.state = "released"
         outcome = call.outcome
-        if outcome.cancel_reason == "sibling_error":
-            # The description is settled now: every earlier call has an answer.
-            outcome = call.outcome = self.cancellation.sibling_error_answer(call)
-        if outcome.stop_reason is not None and self.stop_reason is None:
-            self.stop_reason = outcome.stop_reason
         if call.started:  # (an id refused at admission never did)
             self.in_progress.discard(call.tool_use.id)
-        update = ResultUpdate(outcome.result, outcome.attachments)
+        modifier: ContextModifier | None = None
+        if type(outcome) is ResultUpdate:  # a plain answer: released as it is
+            update = outcome
+        else:
+            assert isinstance(outcome, CallOutcome)
+            if outcome.cancel_reason == "sibling_error":
+                # The description is settled now: every earlier call has an answer.
+                outcome = call.outcome = self.cancellation.sibling_error_answer(call)
+            if outcome.stop_reason is not None and self.stop_reason is None:
+                self.stop_reason = outcome.stop_reason
+            update = ResultUpdate(outcome.result, outcome.attachments)
+            modifier = outcome.context_modifier
         self.released.append(update)
         if self._send is not None:
             self._deliver(update)
         # The modifier is user code that may raise: it runs once the answer is out.
-        if outcome.context_modifier is not None:
-            modifier = self.gate.at_release(call.index, outcome.context_modifier)
+        if modifier is not None:
+            modifier = self.gate.at_release(call.index, modifier)
             if modifier is not None:
                 self._apply_modifier(call.tool_use.id, modifier)
         if self._observed:
-            self._emit(call, "released", data=outcome.result)
+            self._emit(call, "released", data=update.result)
 
     def apply_pending_modifiers(self) -> None:
         """Batch path: apply a safe batch's modifiers in tool_use order, after the batch."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from ._call import CallOutcome
+
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
@@ -173,4 +175,5 @@ def _is_released(call: Call) -> bool:
 
 
 def _is_sibling_cancelled(call: Call) -> bool:
-    return call.outcome is not None and call.outcome.cancel_reason == "sibling_error"
+    outcome = call.outcome
+    return isinstance(outcome, CallOutcome) and outcome.cancel_reason == "sibling_error"

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 import trio
 
-from ._call import NOT_ADMITTED, Call, CallOutcome, error_outcome, unknown_tool_outcome
+from ._call import NOT_ADMITTED, Answer, Call, CallOutcome, error_outcome, unknown_tool_outcome
 from ._events import CallEvent, ObserverSet
 from ._file_access import denial_before_validation, path_access_of, protected_write
 from ._format_error import format_tool_error
 from ._groups import is_cancellation, split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from ._hook_background import BackgroundHooks
-from ._models import Attachment, ToolResult, ToolUse
+from ._models import Attachment, ResultUpdate, ToolResult, ToolUse
 from ._results import (
     content_size,
     empty_placeholder,
@@ -95,7 +95,7 @@ class CallRun(Protocol):
     env: CallEnv
     cancellation: Cancellation
 
-    def complete(self, call: Call, outcome: CallOutcome, *, cascade: bool = True) -> None: ...
+    def complete(self, call: Call, outcome: Answer, *, cascade: bool = True) -> None: ...
     def finish_stopped(self, call: Call) -> None: ...
     def call_raised(self, call: Call, exc: BaseException) -> BaseException | None: ...
     def timed_out(self, call: Call, expiry: Expiry) -> CallOutcome: ...
@@ -294,12 +294,18 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
         else:
             if env.session_dir is not None or is_content_empty(result.content):
                 result = await _finalize(tool, result, env.session_dir)  # else nothing to do
-        outcome = CallOutcome(result, attachments, modifier, stop_reason)
-        call.returned = outcome
+        answer: Answer
         if guard is not None and guard.hooks.entries:
-            outcome = await _post_tool_use(
+            outcome = CallOutcome(result, attachments, modifier, stop_reason)
+            call.returned = outcome
+            answer = await _post_tool_use(
                 guard, tool, tool_use, raw_input, parsed, output, env, outcome
             )
+        elif modifier is None and stop_reason is None:
+            # A plain answer is its own update: the object the gate releases.
+            answer = call.returned = ResultUpdate(result, attachments)
+        else:
+            answer = call.returned = CallOutcome(result, attachments, modifier, stop_reason)
     except trio.Cancelled:
         # No ``as`` name here: binding one costs each call a cascade stops
         # a cleanup handler more.
@@ -369,7 +375,7 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
         if propagated is not None:
             raise propagated from None
         return
-    run.complete(call, outcome)
+    run.complete(call, answer)
 
 
 def _answer_raised(run: CallRun, call: Call, exc: BaseException) -> BaseException | None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from trioexec._call import NOT_ADMITTED, CallOutcome, error_outcome, unknown_tool_outcome
+from trioexec._call import NOT_ADMITTED, Answer, CallOutcome, error_outcome, unknown_tool_outcome
 from trioexec._events import CallEvent
 from trioexec._file_access import denial_before_validation
 from trioexec._format_error import exception_text, format_tool_error
@@ -49,7 +49,7 @@ from trioexec._hook_output import HookBlockingError, HookOutput, HookResult, agg
 from trioexec._hook_output import result_from_output as _result_from_output
 from trioexec._hooks import CommandHook, HookEntry, HookEvent, HookInput
 from trioexec._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
-from trioexec._models import Attachment, ToolResult, ToolUse, content_to_api
+from trioexec._models import Attachment, ResultUpdate, ToolResult, ToolUse, content_to_api
 from trioexec._permissions import check_permission_chain
 from trioexec._results import (
     _write_new_file_sync,
@@ -264,12 +264,17 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
             result = ToolResult(tool_id, format_tool_error(exc), is_error=True)
         else:
             result = finalize_sync(tool, result, env.session_dir)
-        outcome = CallOutcome(result, attachments, modifier, stop_reason)
-        call.returned = outcome
+        answer: Answer
         if guard is not None and guard.hooks.entries:
-            outcome = await _post_tool_use(
+            outcome = CallOutcome(result, attachments, modifier, stop_reason)
+            call.returned = outcome
+            answer = await _post_tool_use(
                 guard, tool, tool_use, raw_input, parsed, output, env, outcome
             )
+        elif modifier is None and stop_reason is None:
+            answer = call.returned = ResultUpdate(result, attachments)  # a plain answer
+        else:
+            answer = call.returned = CallOutcome(result, attachments, modifier, stop_reason)
     except asyncio.CancelledError:
         if in_step and (gate is not None or observers is not None):
             _end_call_step(gate, alone, observers, tool_id)
@@ -299,7 +304,7 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
         if run.call_raised(call, exc) is exc:
             raise
         return
-    run.complete(call, outcome)
+    run.complete(call, answer)
 
 
 def _now() -> float:
