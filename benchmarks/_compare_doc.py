@@ -93,8 +93,10 @@ def _machine(results: Results) -> list[str]:
         f"* every time is {m['clock']}",
         "",
         "Every figure is a median of repeated runs; the runtimes were measured alternately in"
-        " one process so that drift and load hit them alike. Read the **ratios**: the absolute"
-        " figures move with the machine and its load, the ratios far less.",
+        " one process so that drift and load hit them alike (from N = 1,000 on, the tool phase"
+        " in blocks of one runtime's runs, so that each pays the cycle collector for its own"
+        " garbage). Read the **ratios**: the absolute figures move with the machine and its"
+        " load, the ratios far less.",
     ]
 
 

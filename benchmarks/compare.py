@@ -121,12 +121,19 @@ def _by_loop(ways: Iterable[Way], flip: bool) -> list[tuple[str, list[Way]]]:
     return [(loop, groups[loop]) for loop in order]
 
 
-async def _repeat(ways: list[Way], text: str, times: int, collect: bool) -> dict[str, list[float]]:
+async def _repeat(ways: list[Way], text: str, times: int, blocks: bool) -> dict[str, list[float]]:
+    """``times`` timed runs of each way: alternating run by run, or (``blocks``) each way
+    back to back after one untimed run, so that it pays the cycle collector for its own
+    garbage and nobody else's (see ``bench_tool_phase``)."""
     samples: dict[str, list[float]] = {way.name: [] for way in ways}
-    for _ in range(times):
-        for way in ways:
-            if collect:
-                gc.collect()
+    if not blocks:
+        for _ in range(times):
+            for way in ways:
+                samples[way.name].append(await way.run(text))
+        return samples
+    for way in ways:
+        await way.run(text)
+        for _ in range(times):
             samples[way.name].append(await way.run(text))
     return samples
 
