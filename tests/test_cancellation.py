@@ -173,13 +173,13 @@ async def test_a_stopped_calls_frames_are_freed_when_its_task_ends_not_when_the_
         return thing
 
     @function_tool(name="Stubborn", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
-    async def stubborn(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+    async def shielded(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
         with trio.CancelScope(shield=True):  # keeps the calls' nursery open
             await release.wait()
         return "done"
 
     async with open_streaming_executor(
-        [holder, stubborn, BASH], grace_period=None, turn=turn
+        [holder, shielded, BASH], grace_period=None, turn=turn
     ) as executor:
         executor.add_tool(use("h", "Holder"))
         executor.add_tool(use("s", "Stubborn"))

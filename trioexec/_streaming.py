@@ -113,11 +113,14 @@ class StreamingExecutor:
         # A queued call releases nothing: it may only start.  Usually it is the
         # only queued call and may start at once: its task is started here.
         nursery, pending = self._nursery, self._pending
-        if (nursery is None and pending is None) or not core.start_if_first(call):
-            self._start_queued()  # (the general rule; it starts nothing once the host is gone)
+        if nursery is None and pending is None:
+            return  # the host is gone: nothing starts any more
+        if not core.start_if_first(call):
+            self._start_queued()  # (the general rule)
         elif nursery is not None:
             self._base.run(_start_call, nursery, core, call)
-        elif pending is not None:  # the host starts it as it opens the nursery
+        else:  # the host starts it as it opens the nursery
+            assert pending is not None
             pending.append(call)
 
     def drain_nowait(self) -> list[Update]:
@@ -398,14 +401,12 @@ class _ExecutorBlock:
                         core.env.background.wind_down()
                 except BaseException as raised:
                     exc = raised
-            if exc is not None:
-                body_error = exc
-                if stop_for_body_error(core, exc):  # a cancellation leaves through the nursery
-                    if not await manager.__aexit__(type(exc), exc, exc.__traceback__):
-                        raise exc
-                else:
-                    await manager.__aexit__(None, None, None)
-            else:
+            body_error = exc
+            if exc is not None and stop_for_body_error(core, exc):
+                # A cancellation leaves through the nursery (its scope may absorb it).
+                if not await manager.__aexit__(type(exc), exc, exc.__traceback__):
+                    raise exc
+            else:  # ended normally, or the body's own exception: it propagates after
                 await manager.__aexit__(None, None, None)
         except BaseException as raised:  # decided below, once every call is answered
             exit_error = raised
