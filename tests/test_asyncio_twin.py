@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.asyncio_twin import (
@@ -494,6 +494,20 @@ def _scenario_docs(draw: st.DrawFn) -> dict[str, object]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=_scenario_docs(), preset=st.sampled_from(Policy.preset_names()))
+@example(  # a discard that lets an executing call run on (the twin's host waited forever)
+    doc={
+        "trioexec_scenario": 1,
+        "mode": "stream",
+        "max_concurrency": 1,
+        "tools": _TOOLS,
+        "calls": [
+            {"id": "t0", "name": "Read", "input": {"sleep": 0.5}, "at": 0},
+            {"id": "t1", "name": "Read", "input": {"sleep": 0.5}, "at": 1.5},
+        ],
+        "actions": [{"at": 1.5, "do": "discard"}],
+    },
+    preset="claude-code-2.1.88",
+)
 def test_any_scripted_turn_gives_the_same_bytes_on_both_runtimes(
     doc: dict[str, object], preset: str
 ) -> None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from trioexec._call import Call, Expiry, LimitKind
+from trioexec._call import Answer, Call, Expiry, LimitKind
 from trioexec._cancel import (
     DEFAULT_GRACE_PERIOD,
     Cancellation,
@@ -377,6 +377,17 @@ class TwinRunCore(RunCore):
     run_call = run_call
     """Task body of one call (:func:`benchmarks.asyncio_twin._lifecycle.run_call`, the
     lifecycle itself: one frame between the task and the tool, as in trioexec)."""
+
+    def complete(self, call: Call, outcome: Answer, *, cascade: bool = True) -> None:
+        """trioexec's ``complete``; a discarded run also says when its last call is done.
+
+        The twin's streaming host waits for that moment (trioexec's host waits for
+        its nursery to empty instead): the core tells the front end only when a
+        call may start or all is released, and a discarded run releases nothing.
+        """
+        super().complete(call, outcome, cascade=cascade)
+        if self.cancellation.discarded and not self.executing_count:
+            self.on_settled()
 
     def call_raised(self, call: Call, exc: BaseException) -> BaseException | None:
         """Answer a call whose lifecycle raised ``exc``; return what propagates (None: nothing).
