@@ -234,7 +234,3 @@ class Call:
     def blocks(self) -> bool:
         """Whether an interrupt lets this call run on (its tool is not ``"cancel"``)."""
         return self.compiled is None or self.compiled.tool.interrupt_behavior != "cancel"
-
-    def set_returned(self, outcome: Answer) -> None:
-        """Record the tool's real answer (the lifecycle's ``on_returned``)."""
-        self.returned = outcome
