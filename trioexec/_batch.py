@@ -177,7 +177,7 @@ async def _run_batches(core: RunCore, tool_uses: Sequence[ToolUse]) -> None:
     calls = _admit(core, tool_uses)
     # Calls answered at admission (refused ids) never run: no batch, no barrier.
     runnable = [call for call in calls if call.state == "queued"]
-    batches = group_safe_runs([(call, call.safe) for call in runnable])
+    batches = group_safe_runs(runnable, _is_safe)
     limiter: trio.CapacityLimiter | None = None  # made once a batch does not fit
     try:
         with core.turn_scope:  # each batch's nursery is the sibling scope
@@ -197,6 +197,10 @@ async def _run_batches(core: RunCore, tool_uses: Sequence[ToolUse]) -> None:
         if only is None:
             raise
         raise only from None
+
+
+def _is_safe(call: Call) -> bool:
+    return call.safe
 
 
 def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:

@@ -16,7 +16,7 @@ from ._registry import ToolRegistry
 from ._validation import validate
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from ._tool import Tool
     from ._validation import CompiledTool
@@ -63,14 +63,21 @@ def partition_tool_calls(
     ``{A,B,C} {D} {E} {F}``.
     """
     registry = ToolRegistry.coerce(tools)
-    runs = group_safe_runs([(use, is_call_concurrency_safe(use, registry)) for use in tool_uses])
+    runs = group_safe_runs(tool_uses, lambda use: is_call_concurrency_safe(use, registry))
     return [Batch(is_concurrency_safe=safe, tool_uses=tuple(uses)) for safe, uses in runs]
 
 
-def group_safe_runs(items: Iterable[tuple[T, bool]]) -> list[tuple[bool, list[T]]]:
-    """The fold behind partitioning: merge consecutive safe items, isolate unsafe ones."""
+def group_safe_runs(items: Iterable[T], is_safe: Callable[[T], bool]) -> list[tuple[bool, list[T]]]:
+    """The fold behind partitioning: merge consecutive safe items, isolate unsafe ones.
+
+    ``is_safe`` is asked once per item, in order.  (A predicate rather than
+    ``(item, safe)`` pairs: a 10,000-call turn would otherwise build 10,000
+    tuples that live through the fold, long enough for the cycle collector to
+    move them to its oldest generation.)
+    """
     runs: list[tuple[bool, list[T]]] = []
-    for item, safe in items:
+    for item in items:
+        safe = is_safe(item)
         if safe and runs and runs[-1][0]:
             runs[-1][1].append(item)
         else:

@@ -14,7 +14,7 @@ import contextvars
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from trioexec._batch import RunOutcome, _admit
+from trioexec._batch import RunOutcome, _admit, _is_safe
 from trioexec._call import unknown_tool_outcome
 from trioexec._cancel import DEFAULT_GRACE_PERIOD
 from trioexec._errors import ConfigurationError
@@ -88,7 +88,7 @@ async def run_tools(
     async with core.open_run(hosted=False):  # (as trioexec: the batches' groups suffice)
         calls = _admit(core, tool_uses)
         runnable = [call for call in calls if call.state == "queued"]
-        batches = group_safe_runs([(call, call.safe) for call in runnable])
+        batches = group_safe_runs(runnable, _is_safe)
         slots = asyncio.Semaphore(core.max_concurrency)
         with core.turn_scope, core.sibling_scope:  # type: ignore[attr-defined]
             for _, batch in batches:
