@@ -19,6 +19,7 @@ from helpers import NOT_NOW, REJECT, Recorder, live_tasks, make_tool, use
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import trioexec._concurrency
 from trioexec import (
     CallEvent,
     ProgressUpdate,
@@ -156,10 +157,15 @@ def expected_duration(uses: list[ToolUse], limit: int) -> float:
     limit=st.sampled_from([1, 2, 3, None]),
     stop=st.none()
     | st.tuples(st.sampled_from(["interrupt", "abort"]), st.sampled_from([0.0, 0.5, 1.0, 2.5])),
+    wave=st.sampled_from([trioexec._concurrency.START_WAVE, 1, 2, 3]),
 )
 def test_batch_invariants(
-    calls: list[tuple[str, float, bool]], limit: int | None, stop: tuple[str, float] | None
+    calls: list[tuple[str, float, bool]],
+    limit: int | None,
+    stop: tuple[str, float] | None,
+    wave: int,
 ) -> None:
+    """I1-I4 on the batch path, a wide batch started in waves of ``wave`` calls."""
     uses: list[ToolUse] = []
     for index, (kind, sleep, fails) in enumerate(calls):
         job: dict[str, Any] = {"sleep": sleep, "output": f"out{index}"}
@@ -195,7 +201,11 @@ def test_batch_invariants(
         assert live_tasks() <= before  # I4
         return outcome.results, trio.current_time()
 
-    results, elapsed = run_virtual(scenario)
+    default_wave, trioexec._concurrency.START_WAVE = trioexec._concurrency.START_WAVE, wave
+    try:
+        results, elapsed = run_virtual(scenario)
+    finally:
+        trioexec._concurrency.START_WAVE = default_wave
     order = [u.id for u in uses]
     safe = {u.id: is_safe(u.name, dict(u.input)) for u in uses}
     # I1 + I2: exactly one result per call, in tool_use order, matching the log.
@@ -358,10 +368,12 @@ class StreamRun:
     ops=op_lists,
     limit=st.sampled_from([1, 2, 3, None]),
     order_mode=st.sampled_from(["arrival", "arrival", "completion"]),
+    wave=st.sampled_from([trioexec._concurrency.START_WAVE, 1, 2, 3]),
 )
 def test_streaming_invariants(
-    ops: list[tuple[float, tuple[Any, ...]]], limit: int | None, order_mode: str
+    ops: list[tuple[float, tuple[Any, ...]]], limit: int | None, order_mode: str, wave: int
 ) -> None:
+    """I1-I4 on the streaming path, call tasks started in waves of ``wave``."""
     run = StreamRun()
 
     async def scenario() -> None:
@@ -400,7 +412,11 @@ def test_streaming_invariants(
                 run.updates.extend(executor.drain_nowait())
         assert live_tasks() <= before  # I4: nothing the executor started is alive
 
-    run_virtual(scenario)
+    default_wave, trioexec._concurrency.START_WAVE = trioexec._concurrency.START_WAVE, wave
+    try:
+        run_virtual(scenario)
+    finally:
+        trioexec._concurrency.START_WAVE = default_wave
     for kind in sorted({kind for kind, _ in run.marks if kind != "add"}):
         hypothesis.event(f"op: {kind}")
     for kind in sorted({e.reason or "" for e in run.recorder.of_kind("cancelled")}):

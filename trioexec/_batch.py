@@ -2,9 +2,10 @@
 
 Batches run one after another, each in its own nursery.  A safe batch runs its
 calls concurrently, slots filled in tool_use order through a
-:class:`trio.CapacityLimiter`; results leave through the ordered gate in
-tool_use order; context modifiers of a safe batch are applied after the whole
-batch, in tool_use order.
+:class:`trio.CapacityLimiter` (a wide one started in waves:
+:data:`~trioexec._concurrency.START_WAVE`); results leave through the ordered
+gate in tool_use order; context modifiers of a safe batch are applied after
+the whole batch, in tool_use order.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from . import _concurrency
 from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore
 from ._errors import ConfigurationError
 from ._groups import single_exception
@@ -237,7 +239,11 @@ async def _start_batch(
     limiter: trio.CapacityLimiter | None,
     nursery: trio.Nursery,
 ) -> None:
-    """Start a batch's calls in ``nursery`` (a lone call runs here, in its body)."""
+    """Start a batch's calls in ``nursery`` (a lone call runs here, in its body).
+
+    A wide batch starts in waves (:data:`~trioexec._concurrency.START_WAVE`):
+    a schedule point, never a cancel point, after each wave's starts.
+    """
     if len(calls) == 1 and not _in_main_task():
         # A lone call (a one-call turn, every unsafe call) runs in the
         # nursery's own body: the same scopes around it, and a copy of the
@@ -251,29 +257,41 @@ async def _start_batch(
                 # start comes after the stop takes effect, so the call is stopped
                 nursery.start_soon(core.run_call, call)
         return
+    wave = _concurrency.START_WAVE
     if limiter is None or len(calls) <= limiter.total_tokens:
         # The whole batch fits (batches run one after another, so every slot
         # is free): the same starts in the same order, without the limiter.
+        since_yield = 0
         for call in calls:
+            if since_yield == wave:
+                since_yield = 0
+                await trio.lowlevel.cancel_shielded_checkpoint()
             if call.state != "queued":
-                continue
+                continue  # answered meanwhile (e.g. all calls after an interrupt)
             if core.blocked_reason() is not None:
                 break
             core.mark_started(call)
             nursery.start_soon(core.run_call, call)
+            since_yield += 1
         return
+    since_yield = 0
     for call in calls:
+        if since_yield == wave:
+            since_yield = 0
+            await trio.lowlevel.cancel_shielded_checkpoint()
         if call.state != "queued":
             continue  # answered meanwhile (e.g. all calls after an interrupt)
         try:
             limiter.acquire_on_behalf_of_nowait(call)  # no scheduler round trip when free
         except trio.WouldBlock:
             await limiter.acquire_on_behalf_of(call)
+            since_yield = 0  # (that was a schedule point)
         if core.blocked_reason() is not None:
             limiter.release_on_behalf_of(call)
             break
         core.mark_started(call)
         nursery.start_soon(_run_with_slot, core, call, limiter)
+        since_yield += 1
 
 
 def _in_main_task() -> bool:

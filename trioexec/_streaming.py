@@ -20,10 +20,12 @@ results through the ordered gate.
 from __future__ import annotations
 
 import contextvars
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import trio
 
+from . import _concurrency
 from ._call import unknown_tool_outcome
 from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore
 from ._misuse import check_tool_use, require_trio
@@ -51,6 +53,7 @@ __all__ = ["StreamingExecutor", "open_streaming_executor"]
 
 _HOST_TASK = "trioexec.StreamingExecutor: turn and sibling scopes"
 _CALL_TASK = "trioexec.StreamingExecutor: tool call"
+_STARTER_TASK = "trioexec.StreamingExecutor: wave starter"
 
 
 class StreamingExecutor:
@@ -73,6 +76,12 @@ class StreamingExecutor:
         # host starts every other call from this one), so that call needs no
         # copy of its own.
         self._base = contextvars.copy_context()
+        # Waves (see START_WAVE): how many call tasks were started since the
+        # starter last ran, and the started calls whose tasks wait for it
+        # (None while no starter is needed).
+        self._wave = _concurrency.START_WAVE
+        self._spawned = 0
+        self._backlog: deque[Call] | None = None
         core.on_settled = self._on_settled
 
     # ------------------------------------------------------------ public API
@@ -118,7 +127,11 @@ class StreamingExecutor:
         if not core.start_if_first(call):
             self._start_queued()  # (the general rule)
         elif nursery is not None:
-            self._base.run(_start_call, nursery, core, call)
+            if self._backlog is None and self._spawned < self._wave:
+                self._spawned += 1
+                self._base.run(_start_call, nursery, core, call)
+            else:
+                self._defer(nursery, call)
         else:  # the host starts it as it opens the nursery
             assert pending is not None
             pending.append(call)
@@ -192,7 +205,11 @@ class StreamingExecutor:
         if nursery is not None:
             run = self._base.run  # start_soon copies the context it is called in
             while (call := core.start_next()) is not None:
-                run(_start_call, nursery, core, call)
+                if self._backlog is None and self._spawned < self._wave:
+                    self._spawned += 1
+                    run(_start_call, nursery, core, call)
+                else:
+                    self._defer(nursery, call)
                 if not core.has_queued:
                     break
         elif self._pending is not None:  # the host starts them as it opens the nursery
@@ -200,6 +217,41 @@ class StreamingExecutor:
                 self._pending.append(call)
                 if not core.has_queued:
                     break
+
+    def _defer(self, nursery: trio.Nursery, call: Call) -> None:
+        """Leave ``call``'s task to the wave starter: a wave of tasks awaits its first step.
+
+        ``call`` has started (it is executing); only its task comes later,
+        from the starter, which starts the waiting tasks in tool_use order, a
+        wave at a time.
+        """
+        backlog = self._backlog
+        if backlog is None:
+            backlog = self._backlog = deque()
+            nursery.start_soon(self._start_waves, nursery, name=_STARTER_TASK)
+        backlog.append(call)
+
+    async def _start_waves(self, nursery: trio.Nursery) -> None:
+        """Start the backlog's call tasks a wave at a time, a schedule point between.
+
+        The calls started before it take their first steps before more tasks
+        pile up (:data:`~trioexec._concurrency.START_WAVE`).  It waits on
+        nothing but the scheduler, and its schedule points are not cancel
+        points: every call it was handed gets its task, even in a stopped run
+        (such a call is answered there, at its first step), and the calls'
+        nursery, whose child it is, cannot close before.
+        """
+        backlog = self._backlog
+        assert backlog is not None
+        run, core, size = self._base.run, self._core, self._wave
+        while True:
+            wave = [backlog.popleft() for _ in range(min(size, len(backlog)))]
+            run(_start_calls, nursery, core, wave)
+            if not backlog:
+                break
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        self._backlog = None
+        self._spawned = len(wave)  # not yet run: the direct path may add one wave more
 
     def _on_settled(self) -> None:
         core = self._core
@@ -245,7 +297,11 @@ class StreamingExecutor:
                     try:
                         if pending:
                             if len(pending) > 1:  # one trip into the base context for all
-                                self._base.run(_start_calls, nursery, core, pending[1:])
+                                first = pending[1 : self._wave + 1]
+                                self._base.run(_start_calls, nursery, core, first)
+                                self._spawned = len(first)
+                                for call in pending[self._wave + 1 :]:  # a wide burst
+                                    self._defer(nursery, call)
                                 # The first runs here with the others, not a scheduler
                                 # pass before them: its result would wake the consumer
                                 # for one update, and the rest of the burst again.

@@ -14,6 +14,7 @@ import contextvars
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from trioexec import _concurrency
 from trioexec._batch import RunOutcome, _admit, _is_safe
 from trioexec._call import unknown_tool_outcome
 from trioexec._cancel import DEFAULT_GRACE_PERIOD
@@ -100,9 +101,17 @@ async def run_tools(
 
 
 async def _run_batch(core: TwinRunCore, calls: Sequence[Call], slots: asyncio.Semaphore) -> None:
-    """One batch in its own TaskGroup; a semaphore fills the slots in tool_use order."""
+    """One batch in its own TaskGroup; a semaphore fills the slots in tool_use order.
+
+    Started in waves of ``START_WAVE`` calls, as trioexec does (one ``sleep(0)`` between).
+    """
+    wave = _concurrency.START_WAVE
     async with asyncio.TaskGroup() as group:
+        since_yield = 0
         for call in calls:
+            if since_yield == wave:  # in waves, as trioexec starts a wide batch
+                since_yield = 0
+                await asyncio.sleep(0)
             if call.state != "queued":
                 continue
             await slots.acquire()
@@ -111,6 +120,7 @@ async def _run_batch(core: TwinRunCore, calls: Sequence[Call], slots: asyncio.Se
                 break
             core.mark_started(call)
             group.create_task(_run_with_slot(core, call, slots))
+            since_yield += 1
 
 
 async def _run_with_slot(core: TwinRunCore, call: Call, slots: asyncio.Semaphore) -> None:
