@@ -231,6 +231,12 @@ class StreamingExecutor:
             nursery.start_soon(self._start_waves, nursery, name=_STARTER_TASK)
         backlog.append(call)
 
+    def _defer_all(self, nursery: trio.Nursery, calls: list[Call]) -> None:
+        """:meth:`_defer` each of ``calls``, in order (the backlog is empty: no starter yet)."""
+        assert self._backlog is None
+        self._backlog = deque(calls)
+        nursery.start_soon(self._start_waves, nursery, name=_STARTER_TASK)
+
     async def _start_waves(self, nursery: trio.Nursery) -> None:
         """Start the backlog's call tasks a wave at a time, a schedule point between.
 
@@ -300,8 +306,8 @@ class StreamingExecutor:
                                 first = pending[1 : self._wave + 1]
                                 self._base.run(_start_calls, nursery, core, first)
                                 self._spawned = len(first)
-                                for call in pending[self._wave + 1 :]:  # a wide burst
-                                    self._defer(nursery, call)
+                                if len(pending) > self._wave + 1:  # a wide burst
+                                    self._defer_all(nursery, pending[self._wave + 1 :])
                                 # The first runs here with the others, not a scheduler
                                 # pass before them: its result would wake the consumer
                                 # for one update, and the rest of the burst again.
