@@ -256,6 +256,16 @@ class Recorder(Observer):
         return [e for e in self.events if e.kind == kind]
 
 
+def drain(receive: trio.MemoryReceiveChannel[Update]) -> list[Update]:
+    """Every update buffered in ``receive`` now, in order."""
+    out: list[Update] = []
+    while True:
+        try:
+            out.append(receive.receive_nowait())
+        except trio.WouldBlock:
+            return out
+
+
 def results_of(updates: list[Update]) -> list[ResultUpdate]:
     """The result updates among ``updates``, in order."""
     return [u for u in updates if isinstance(u, ResultUpdate)]

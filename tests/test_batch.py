@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from helpers import Recorder, assert_no_new_tasks, make_tool, results_of, use
+from helpers import Recorder, assert_no_new_tasks, drain, make_tool, results_of, use
 
 from trioexec import (
     CallContext,
@@ -28,15 +28,6 @@ GREP = make_tool("Grep")
 EDIT = make_tool("Edit", safe=False)
 BASH = make_tool("Bash", safe="input")
 TOOLS = [READ, GREP, EDIT, BASH]
-
-
-def drain(receive: trio.MemoryReceiveChannel[Update]) -> list[Update]:
-    out: list[Update] = []
-    while True:
-        try:
-            out.append(receive.receive_nowait())
-        except trio.WouldBlock:
-            return out
 
 
 # -- concurrency --------------------------------------------------------------------------------

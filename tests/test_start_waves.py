@@ -15,7 +15,15 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from helpers import Recorder, assert_no_new_tasks, live_tasks, make_tool, results_of, use
+from helpers import (
+    Recorder,
+    assert_no_new_tasks,
+    drain,
+    live_tasks,
+    make_tool,
+    results_of,
+    use,
+)
 
 from trioexec import (
     CallContext,
@@ -48,6 +56,17 @@ def reads(count: int, *, first: int = 1, **job: Any) -> list[Any]:
     return [use(f"r{i}", "Read", **job) for i in range(first, first + count)]
 
 
+def in_progress_probe(turn: Turn, seen: list[int]) -> Any:
+    """A safe tool that records how many calls of ``turn`` are in progress as it runs."""
+
+    @function_tool(name="Probe", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
+    async def probe(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
+        seen.append(len(turn.in_progress_ids))
+        return "ok"
+
+    return probe
+
+
 def test_a_wave_is_more_than_one_call_and_small_enough_to_matter() -> None:
     assert 1 < START_WAVE <= 256
 
@@ -68,11 +87,7 @@ async def test_calls_of_a_wave_take_their_first_step_before_two_more_waves_have_
     turn = Turn()
     seen: list[int] = []
 
-    @function_tool(name="Probe", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
-    async def probe(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
-        seen.append(len(turn.in_progress_ids))
-        return "ok"
-
+    probe = in_progress_probe(turn, seen)
     count = 4 * START_WAVE
     uses = [use(f"p{i}", "Probe") for i in range(count)]
     outcome = await run_tools(uses, [probe], turn=turn, max_concurrency=count)
@@ -88,11 +103,7 @@ async def test_the_limited_path_starts_in_waves_too(autojump_clock: trio.testing
     turn = Turn()
     seen: list[int] = []
 
-    @function_tool(name="Probe", input_schema=SCRIPTED_INPUT_SCHEMA, concurrency_safe=True)
-    async def probe(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> object:
-        seen.append(len(turn.in_progress_ids))
-        return "ok"
-
+    probe = in_progress_probe(turn, seen)
     count = 6 * START_WAVE
     uses = [use(f"p{i}", "Probe") for i in range(count)]
     outcome = await run_tools(uses, [probe], turn=turn, max_concurrency=4 * START_WAVE)
@@ -167,7 +178,7 @@ async def test_a_tool_raising_a_base_exception_in_the_first_wave_propagates_and_
     ):
         await run_tools(uses, [READ, fatal], max_concurrency=len(uses), updates=send)
     assert trio.current_time() == 0.0
-    answered = [u.result for u in results_of(receive_all(receive))]
+    answered = [u.result for u in results_of(drain(receive))]
     assert [r.tool_use_id for r in answered] == [u.id for u in uses]
     assert all(r.is_error for r in answered)
 
@@ -189,17 +200,8 @@ async def test_cancelled_from_outside_while_a_wide_batch_starts_every_call_is_an
             await run_tools(uses, [READ, cancel], max_concurrency=len(uses), updates=send)
     assert outer.cancelled_caught
     assert trio.current_time() == 0.0
-    answered = [u.result.tool_use_id for u in results_of(receive_all(receive))]
+    answered = [u.result.tool_use_id for u in results_of(drain(receive))]
     assert answered == [u.id for u in uses]
-
-
-def receive_all(receive: trio.MemoryReceiveChannel[Update]) -> list[Update]:
-    out: list[Update] = []
-    while True:
-        try:
-            out.append(receive.receive_nowait())
-        except trio.WouldBlock:
-            return out
 
 
 # -- the streaming executor ---------------------------------------------------------------------
