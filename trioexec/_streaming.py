@@ -131,7 +131,7 @@ class StreamingExecutor:
                 self._spawned += 1
                 self._base.run(_start_call, nursery, core, call)
             else:
-                self._defer(nursery, call)
+                self._defer(nursery, (call,))
         else:  # the host starts it as it opens the nursery
             assert pending is not None
             pending.append(call)
@@ -209,7 +209,7 @@ class StreamingExecutor:
                     self._spawned += 1
                     run(_start_call, nursery, core, call)
                 else:
-                    self._defer(nursery, call)
+                    self._defer(nursery, (call,))
                 if not core.has_queued:
                     break
         elif self._pending is not None:  # the host starts them as it opens the nursery
@@ -218,24 +218,18 @@ class StreamingExecutor:
                 if not core.has_queued:
                     break
 
-    def _defer(self, nursery: trio.Nursery, call: Call) -> None:
-        """Leave ``call``'s task to the wave starter: a wave of tasks awaits its first step.
+    def _defer(self, nursery: trio.Nursery, calls: Iterable[Call]) -> None:
+        """Leave ``calls``' tasks to the wave starter: a wave of tasks awaits its first step.
 
-        ``call`` has started (it is executing); only its task comes later,
-        from the starter, which starts the waiting tasks in tool_use order, a
-        wave at a time.
+        The calls have started (they are executing); only their tasks come
+        later, from the starter, which starts the waiting tasks in tool_use
+        order, a wave at a time.
         """
         backlog = self._backlog
         if backlog is None:
             backlog = self._backlog = deque()
             nursery.start_soon(self._start_waves, nursery, name=_STARTER_TASK)
-        backlog.append(call)
-
-    def _defer_all(self, nursery: trio.Nursery, calls: list[Call]) -> None:
-        """:meth:`_defer` each of ``calls``, in order (the backlog is empty: no starter yet)."""
-        assert self._backlog is None
-        self._backlog = deque(calls)
-        nursery.start_soon(self._start_waves, nursery, name=_STARTER_TASK)
+        backlog.extend(calls)
 
     async def _start_waves(self, nursery: trio.Nursery) -> None:
         """Start the backlog's call tasks a wave at a time, a schedule point between.
@@ -307,7 +301,7 @@ class StreamingExecutor:
                                 self._base.run(_start_calls, nursery, core, first)
                                 self._spawned = len(first)
                                 if len(pending) > self._wave + 1:  # a wide burst
-                                    self._defer_all(nursery, pending[self._wave + 1 :])
+                                    self._defer(nursery, pending[self._wave + 1 :])
                                 # The first runs here with the others, not a scheduler
                                 # pass before them: its result would wake the consumer
                                 # for one update, and the rest of the burst again.
