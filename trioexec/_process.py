@@ -15,9 +15,10 @@ live member no further signal is sent, so a recycled group id is never hit.
 
 "Live" ignores zombies: an orphaned grandchild that has exited is dead even
 if no init process has reaped it yet.  On Linux the session's groups are read
-from ``/proc`` (field 6 of ``/proc/PID/stat`` is the session id); elsewhere
-only the leader's group is known, and ``killpg(pgid, 0)`` answers whether it
-is alive.
+from ``/proc`` (field 6 of ``/proc/PID/stat`` is the session id), listed
+again until a listing shows no new process, so that a member forking while
+the stat files are read is not missed; elsewhere only the leader's group is
+known, and ``killpg(pgid, 0)`` answers whether it is alive.
 """
 
 from __future__ import annotations
@@ -296,19 +297,28 @@ def live_session_groups(sid: int) -> list[int]:
     """The ids of the process groups that have a live (not zombie) member in
     session ``sid`` (the leader's own group, ``sid``, first when alive).
 
+    An empty answer is exact: the session had no live member when the scan
+    ended, and then it can never get one (only a member forks members).  A
+    non-empty answer lists the groups as of one look at every process; a group
+    that appears later is found by the next call.
+
     Without ``/proc`` the session cannot be listed: the answer is then
     ``[sid]`` when the group ``sid`` is alive, else ``[]``.
     """
     if not _has_proc():
         return [sid] if _killpg_alive(sid) else []
-    groups = {pgid for _, pgid, session in _proc_live_processes() if session == sid}
+    found = _proc_live_processes(lambda _pgid, session: session == sid)
+    groups = {pgid for _, pgid, _ in found}
     return sorted(groups, key=lambda pgid: (pgid != sid, pgid))
 
 
 def live_group_members(pgid: int) -> list[int]:
-    """The pids of the live (not zombie) processes whose process group is ``pgid``."""
+    """The pids of the live (not zombie) processes whose process group is ``pgid``.
+
+    As with :func:`live_session_groups`, an empty answer is exact.
+    """
     if _has_proc():
-        return [pid for pid, group, _ in _proc_live_processes() if group == pgid]
+        return [pid for pid, _, _ in _proc_live_processes(lambda group, _sid: group == pgid)]
     return [pgid] if _killpg_alive(pgid) else []
 
 
@@ -326,19 +336,53 @@ def _killpg_alive(pgid: int) -> bool:
     return True
 
 
-def _proc_live_processes() -> list[tuple[int, int, int]]:
-    """``(pid, pgid, sid)`` of every live (not zombie) process in ``/proc``."""
+MAX_LISTINGS = 1000
+"""Most listings of ``/proc`` in one scan (see :func:`_proc_live_processes`)."""
+
+
+def _proc_live_processes(wanted: Callable[[int, int], bool]) -> list[tuple[int, int, int]]:
+    """``(pid, pgid, sid)`` of the live (not zombie) processes in ``/proc`` for
+    which ``wanted(pgid, sid)`` holds.
+
+    One listing of ``/proc`` is not a snapshot.  A process can fork after the
+    directory was listed and exit before its own ``stat`` is read: the scan
+    then sees a zombie (or nothing) and misses the child, which lives on, so
+    a busy session would look empty.  Hence, until a wanted live process is
+    found, the directory is listed again and the pids new since the last
+    listing are read, until a listing shows no new pid.  A wanted process
+    alive after that last listing was then read alive, or was forked by one
+    that was alive after it, and so was read alive: an empty answer is exact.
+    (Linux hands out pids in increasing order, the order ``/proc`` lists
+    them in, so a child forked during a listing shows up in it or in the
+    next; only a wrap-around of ``pid_max`` within one scan could hide it.)
+    A host that forks without pause could keep every listing new; after
+    :data:`MAX_LISTINGS` the answer is the one the scan has.
+    """
     found: list[tuple[int, int, int]] = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as stat_file:
-                stat = stat_file.read()
-        except OSError:
-            continue
-        # After "(comm)": state, ppid, pgrp, session, ...
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 3 and fields[0] not in (b"Z", b"X"):
-            found.append((int(name), int(fields[2]), int(fields[3])))
+    seen: set[str] = set()
+    for _ in range(MAX_LISTINGS):
+        new = [name for name in os.listdir("/proc") if name.isdigit() and name not in seen]
+        if not new:
+            break
+        seen.update(new)
+        for name in new:
+            process = _read_live_process(name)
+            if process is not None and wanted(process[1], process[2]):
+                found.append(process)
+        if found:
+            break
     return found
+
+
+def _read_live_process(name: str) -> tuple[int, int, int] | None:
+    """``(pid, pgid, sid)`` of ``/proc/{name}``, or None if it is gone or a zombie."""
+    try:
+        with open(f"/proc/{name}/stat", "rb") as stat_file:
+            stat = stat_file.read()
+    except OSError:
+        return None
+    # After "(comm)": state, ppid, pgrp, session, ...
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if len(fields) > 3 and fields[0] not in (b"Z", b"X"):
+        return int(name), int(fields[2]), int(fields[3])
+    return None
