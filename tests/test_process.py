@@ -22,7 +22,7 @@ from helpers import alive, call_context, ignore_progress, linux_only, needs, rea
 
 from trioexec import CallContext, ProgressSender, ToolUse
 from trioexec._hook_command import run_command
-from trioexec._process import live_session_groups
+from trioexec._process import live_session_groups, terminate_group
 from trioexec.tools import (
     BashInput,
     BashProgress,
@@ -317,3 +317,54 @@ async def test_a_command_hook_child_in_its_own_group_is_killed_when_the_hook_end
         run = await run_command(IN_OWN_GROUP, b"{}", cwd=tmp_path)
         pids.append(int(run.stdout.split()[0]))
         assert not alive(pids[0])
+
+
+@linux_only
+async def test_ending_a_session_kills_a_child_forked_while_proc_is_being_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One listing of /proc is not a snapshot: the leader forks a child after the
+    # listing and exits before its own stat is read, so that listing shows only
+    # the leader's zombie.  The child must still be found and killed.
+    go_read, go_write = os.pipe()
+    out_read, out_write = os.pipe()
+    process = await trio.lowlevel.open_process(
+        ["/bin/sh", "-c", "read go; sleep 30 & echo $!; exit 0"],
+        stdin=go_read,
+        stdout=out_write,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    os.close(go_read)
+    os.close(out_write)
+    real_listdir = os.listdir
+    listings: list[list[str]] = []
+    child: list[int] = []
+
+    def listdir(path: str = ".") -> list[str]:
+        names = real_listdir(path)
+        if path == "/proc" and not listings:
+            listings.append(names)
+            os.write(go_write, b"go\n")
+            line = b""
+            while not line.endswith(b"\n"):
+                line += os.read(out_read, 64)
+            child.append(int(line))
+            os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)  # a zombie, unreaped
+        return names
+
+    try:
+        with reaping([process.pid]), trio.fail_after(30):
+            monkeypatch.setattr(os, "listdir", listdir)
+            await terminate_group(process, kill_grace=0)
+            monkeypatch.undo()
+            assert str(process.pid) in listings[0]
+            assert str(child[0]) not in listings[0]
+            assert not alive(child[0])
+            assert live_session_groups(process.pid) == []
+    finally:
+        monkeypatch.undo()
+        os.close(go_write)
+        os.close(out_read)
+        with trio.fail_after(5):
+            await process.wait()
