@@ -169,6 +169,8 @@ HOOK_SCRIPTS = {
     stop=st.sampled_from([None, "abort", "interrupt"]),
     at=st.sampled_from([0.0, 0.2]),
 )
+# The hook shell forks its orphan and exits while the abort's cleanup reads /proc.
+@example(pre="orphan", post="nonjson", path="batch", stop="abort", at=0.0)
 def test_command_hooks_that_hang_fail_or_flood_leave_no_process_behind(
     tmp_path_factory: pytest.TempPathFactory,
     pre: str,
