@@ -7,7 +7,7 @@ is validated (JSON Schema, then structured into an attrs class), a no-op
 concurrency-safe tool runs, the next user message is built (result handling and
 the message budget included) and serialised back to JSON text.
 
-Three ways, side by side in one process:
+Five ways, side by side in one process:
 
 * ``run_tools``: the batch path (``max_concurrency = N``);
 * ``streaming``: :func:`~trioexec.open_streaming_executor`, every block added as
@@ -17,11 +17,17 @@ Three ways, side by side in one process:
 * ``channel`` (column ``chan floor``): the floor of the streaming shape: the
   same, except that each task sends its dict through an unbounded memory
   channel and the caller receives them with ``async for`` (every receive is a
-  checkpoint, a scheduler round trip per item, which the batch shape lacks).
+  checkpoint, a scheduler round trip per item, which the batch shape lacks);
+* ``host`` (column ``host floor``): the floor of the streaming executor's shape,
+  the floor's work done the way the executor must do it: the caller's block
+  opens a nursery, a host task there owns a scope and the calls' nursery, and
+  the results reach the caller a burst at a time (see ``docs/performance.md``,
+  "What the streaming shape costs trio itself").
 
 Each figure is the median of several repetitions, in µs per call; the ratio
 columns divide by the floor of the same N, ``stream/batch`` divides streaming by
-batch, and ``stream/chan`` divides streaming by the channel floor.  The ways
+batch, ``stream/chan`` divides streaming by the channel floor, and
+``host/floor`` is what the streaming shape costs trio beside the batch shape.  The ways
 alternate, so drift hits all of them alike: run by run below N = 1,000, in
 blocks from there on (three rounds).  Within a block one way runs back to back,
 after one run that is not timed, so each way pays the cycle collector for its
@@ -179,11 +185,69 @@ async def channel_floor(text: str, registry: ToolRegistry) -> float:
     return elapsed
 
 
+async def host_floor(text: str, registry: ToolRegistry) -> float:
+    """trio's own cost for the streaming executor's shape, with nothing of trioexec's in it.
+
+    The shape the executor must have: the caller's block opens a nursery; a
+    host task started there owns the turn's scope and the calls' nursery (so
+    a cascade, which cancels that nursery, never reaches the caller's body);
+    the first call runs in the host's own body, one schedule point after the
+    others were started, so that it runs beside them (a lone call runs there
+    with no nursery at all); each result is put in a buffer that wakes the
+    caller, who takes a burst at a time, a cancellation check per item.
+    """
+    results: list[dict[str, Any]] = []
+    caller: list[trio.lowlevel.Task] = []  # the caller, while it waits for a burst
+
+    def deliver(block: dict[str, Any]) -> None:
+        results.append(
+            {"type": "tool_result", "tool_use_id": block["id"], "content": block["input"]["x"]}
+        )
+        if caller:
+            trio.lowlevel.reschedule(caller.pop())
+
+    async def one(block: dict[str, Any]) -> None:
+        deliver(block)
+
+    async def host(blocks: list[dict[str, Any]]) -> None:
+        with trio.CancelScope():  # the turn's scope
+            if len(blocks) == 1:
+                await one(blocks[0])
+                return
+            async with trio.open_nursery() as nursery:  # its scope: the siblings'
+                for block in blocks[1:]:
+                    nursery.start_soon(one, block)
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                await one(blocks[0])
+
+    def abort(_: object) -> trio.lowlevel.Abort:
+        caller.clear()
+        return trio.lowlevel.Abort.SUCCEEDED
+
+    start = time.perf_counter()
+    async with trio.open_nursery() as nursery:
+        blocks = json.loads(text)
+        nursery.start_soon(host, blocks)
+        taken = 0
+        while taken < len(blocks):
+            if taken == len(results):  # nothing buffered: wait for the next burst
+                caller.append(trio.lowlevel.current_task())
+                await trio.lowlevel.wait_task_rescheduled(abort)
+            while taken < len(results):
+                await trio.lowlevel.checkpoint_if_cancelled()
+                taken += 1
+    body = json.dumps({"role": "user", "content": results})
+    elapsed = time.perf_counter() - start
+    assert body.count('"tool_result"') == len(results)
+    return elapsed
+
+
 WAYS = {
     "run_tools": through_run_tools,
     "streaming": through_streaming,
     "floor": floor,
     "channel": channel_floor,
+    "host": host_floor,
 }
 
 
@@ -253,15 +317,16 @@ def main() -> None:
     figures = trio.run(measure, sizes, args.statistic)
     print(
         f"{'N':>6}  {'run_tools':>10}  {'streaming':>10}  {'floor':>8}  {'chan floor':>10}"
-        f"  {'batch/floor':>11}  {'stream/floor':>12}  {'stream/batch':>12}  {'stream/chan':>11}"
+        f"  {'host floor':>10}  {'batch/floor':>11}  {'stream/floor':>12}  {'stream/batch':>12}"
+        f"  {'stream/chan':>11}  {'host/floor':>10}"
     )
     for count, row in figures.items():
         batch, stream, base = row["run_tools"], row["streaming"], row["floor"]
-        chan = row["channel"]
+        chan, hosted = row["channel"], row["host"]
         print(
             f"{count:>6}  {batch:>10.1f}  {stream:>10.1f}  {base:>8.1f}  {chan:>10.1f}"
-            f"  {batch / base:>11.2f}  {stream / base:>12.2f}  {stream / batch:>12.2f}"
-            f"  {stream / chan:>11.2f}"
+            f"  {hosted:>10.1f}  {batch / base:>11.2f}  {stream / base:>12.2f}"
+            f"  {stream / batch:>12.2f}  {stream / chan:>11.2f}  {hosted / base:>10.2f}"
         )
     print(f"(µs per call, {args.statistic} of the repetitions; ratios from the same run)")
     if args.profile:
