@@ -22,7 +22,6 @@ from collections import deque
 from typing import Protocol
 
 import trio
-from trio.lowlevel import checkpoint_if_cancelled
 
 from ._models import Update
 
@@ -154,7 +153,7 @@ class UpdateReceiveChannel(trio.abc.ReceiveChannel[Update]):
 
     async def __anext__(self) -> Update:
         """The next update: a cancellation point; a schedule point only when it waits."""
-        await checkpoint_if_cancelled()  # (bound here: iteration is the hot path)
+        await trio.lowlevel.checkpoint_if_cancelled()
         queue = self._queue
         while True:  # (_wait, inlined: iteration is the hot path)
             if queue.receive_closed:
