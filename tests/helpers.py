@@ -14,6 +14,7 @@ default output is ``"ok"``.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shutil
 import signal
@@ -41,6 +42,7 @@ from trioexec.tools import BashInput, BashTool
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+    from types import ModuleType
 
     from trioexec import (
         ContextModifier,
@@ -381,3 +383,13 @@ async def stubborn(job: dict[str, Any], ctx: CallContext, progress: ProgressSend
     with trio.CancelScope(shield=True):
         await trio.sleep(job.get("sleep", 0.0))
     return "finished anyway"
+
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+"""The repository's benchmarks folder (its scripts import each other by name)."""
+
+
+def import_benchmark(monkeypatch: pytest.MonkeyPatch, name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module, its folder on ``sys.path`` for this test."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module(name)

@@ -12,25 +12,21 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
+from helpers import BENCHMARKS, import_benchmark
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = ROOT / "benchmarks"
+ROOT = BENCHMARKS.parent
 
 
 @pytest.fixture
 def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import bench_collector
-
-    return bench_collector
+    return import_benchmark(monkeypatch, "bench_collector")
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

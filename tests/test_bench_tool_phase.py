@@ -13,36 +13,29 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 import trio
 import trio.testing
+from helpers import BENCHMARKS, import_benchmark
 
 from trioexec import ToolRegistry
 
 if TYPE_CHECKING:
     from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCHMARKS = ROOT / "benchmarks"
+ROOT = BENCHMARKS.parent
 
 
 @pytest.fixture
 def phase(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import bench_tool_phase
-
-    return bench_tool_phase
+    return import_benchmark(monkeypatch, "bench_tool_phase")
 
 
 @pytest.fixture
 def counter(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    import bench_instructions
-
-    return bench_instructions
+    return import_benchmark(monkeypatch, "bench_instructions")
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 129])
