@@ -368,3 +368,45 @@ async def test_ending_a_session_kills_a_child_forked_while_proc_is_being_read(
         os.close(out_read)
         with trio.fail_after(5):
             await process.wait()
+
+
+THREAD_OUTLIVES_MAIN = """
+import ctypes, os, threading, time
+
+def outlive():
+    while open("/proc/self/stat", "rb").read().rsplit(b")", 1)[1].split()[0] != b"Z":
+        time.sleep(0.01)  # until the main thread has ended
+    print(os.getpid(), flush=True)
+    time.sleep(30)
+
+threading.Thread(target=outlive).start()
+ctypes.CDLL(None).pthread_exit(None)  # the main thread ends; the other runs on
+"""
+
+
+@linux_only
+async def test_a_process_whose_main_thread_exited_is_alive_while_another_thread_runs(
+    tmp_path: Path,
+) -> None:
+    # Its own stat says "zombie" (the state of its main thread); it still runs,
+    # holds its files and its session, and must be found and killed.
+    out_read, out_write = os.pipe()
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-c", THREAD_OUTLIVES_MAIN],
+        stdout=out_write,
+        cwd=tmp_path,
+        start_new_session=True,
+    )
+    os.close(out_write)
+    try:
+        with reaping([process.pid]), trio.fail_after(30):
+            line = b""
+            while not line.endswith(b"\n"):
+                line += await trio.to_thread.run_sync(os.read, out_read, 64)
+            assert int(line) == process.pid  # printed once its main thread had ended
+            assert not alive(process.pid)  # what its own stat says
+            assert live_session_groups(process.pid) == [process.pid]
+            await terminate_group(process, kill_grace=0)
+            assert live_session_groups(process.pid) == []
+    finally:
+        os.close(out_read)

@@ -14,7 +14,9 @@ have a live member at that moment are signalled, and once the session has no
 live member no further signal is sent, so a recycled group id is never hit.
 
 "Live" ignores zombies: an orphaned grandchild that has exited is dead even
-if no init process has reaped it yet.  On Linux the session's groups are read
+if no init process has reaped it yet.  (A process whose main thread has
+exited while its other threads run on looks like a zombie in its own ``stat``
+and is not one: its threads are read too.)  On Linux the session's groups are read
 from ``/proc`` (field 6 of ``/proc/PID/stat`` is the session id), listed
 again until a listing shows no new process, so that a member forking while
 the stat files are read is not missed; elsewhere only the leader's group is
@@ -375,14 +377,41 @@ def _proc_live_processes(wanted: Callable[[int, int], bool]) -> list[tuple[int, 
 
 
 def _read_live_process(name: str) -> tuple[int, int, int] | None:
-    """``(pid, pgid, sid)`` of ``/proc/{name}``, or None if it is gone or a zombie."""
+    """``(pid, pgid, sid)`` of ``/proc/{name}``, or None if it is gone or a zombie.
+
+    A process whose main thread has exited while other threads run on shows
+    as a zombie in its own ``stat``; it is alive (and holds the pipes, the
+    files, the session) as long as one of its threads is: those are read too.
+    """
+    fields = _stat_fields(f"/proc/{name}/stat")
+    if fields is None or len(fields) <= 3:
+        return None
+    if fields[0] in (b"Z", b"X") and not _other_thread_runs(name):
+        return None
+    return int(name), int(fields[2]), int(fields[3])
+
+
+def _other_thread_runs(name: str) -> bool:
+    """Whether a thread of the zombie-looking ``/proc/{name}`` is not itself a zombie."""
     try:
-        with open(f"/proc/{name}/stat", "rb") as stat_file:
+        threads = os.listdir(f"/proc/{name}/task")
+    except OSError:
+        return False
+    for thread in threads:
+        fields = _stat_fields(f"/proc/{name}/task/{thread}/stat")
+        if fields and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _stat_fields(path: str) -> list[bytes] | None:
+    """The fields of a ``stat`` file after ``(comm)``: state, ppid, pgrp, session, ...
+
+    None if it cannot be read (the process or thread is gone).
+    """
+    try:
+        with open(path, "rb") as stat_file:
             stat = stat_file.read()
     except OSError:
         return None
-    # After "(comm)": state, ppid, pgrp, session, ...
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    if len(fields) > 3 and fields[0] not in (b"Z", b"X"):
-        return int(name), int(fields[2]), int(fields[3])
-    return None
+    return stat[stat.rfind(b")") + 2 :].split()
