@@ -371,16 +371,20 @@ async def test_ending_a_session_kills_a_child_forked_while_proc_is_being_read(
 
 
 THREAD_OUTLIVES_MAIN = """
-import ctypes, os, threading, time
+import ctypes, os, sys, threading
+
+libc = ctypes.CDLL(None)
+main = threading.main_thread().ident
 
 def outlive():
+    libc.pthread_join(ctypes.c_ulong(main), None)  # returns once the main thread has ended
     while open("/proc/self/stat", "rb").read().rsplit(b")", 1)[1].split()[0] != b"Z":
-        time.sleep(0.01)  # until the main thread has ended
+        os.sched_yield()  # the kernel marks the process a moment after
     print(os.getpid(), flush=True)
-    time.sleep(30)
+    sys.stdin.buffer.read()  # runs on until its stdin closes (or it is killed)
 
 threading.Thread(target=outlive).start()
-ctypes.CDLL(None).pthread_exit(None)  # the main thread ends; the other runs on
+libc.pthread_exit(None)  # the main thread ends; the other runs on
 """
 
 
@@ -390,13 +394,16 @@ async def test_a_process_whose_main_thread_exited_is_alive_while_another_thread_
 ) -> None:
     # Its own stat says "zombie" (the state of its main thread); it still runs,
     # holds its files and its session, and must be found and killed.
+    in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     process = await trio.lowlevel.open_process(
         [sys.executable, "-c", THREAD_OUTLIVES_MAIN],
+        stdin=in_read,
         stdout=out_write,
         cwd=tmp_path,
         start_new_session=True,
     )
+    os.close(in_read)
     os.close(out_write)
     try:
         with reaping([process.pid]), trio.fail_after(30):
@@ -409,4 +416,7 @@ async def test_a_process_whose_main_thread_exited_is_alive_while_another_thread_
             await terminate_group(process, kill_grace=0)
             assert live_session_groups(process.pid) == []
     finally:
+        os.close(in_write)
         os.close(out_read)
+        with trio.fail_after(5):
+            await process.wait()  # reaped: no Process is left to the collector running
