@@ -15,12 +15,12 @@ live member no further signal is sent, so a recycled group id is never hit.
 
 "Live" ignores zombies: an orphaned grandchild that has exited is dead even
 if no init process has reaped it yet.  (A process whose main thread has
-exited while its other threads run on looks like a zombie in its own ``stat``
-and is not one: its threads are read too.)  On Linux the session's groups are read
-from ``/proc`` (field 6 of ``/proc/PID/stat`` is the session id), listed
-again until a listing shows no new process, so that a member forking while
-the stat files are read is not missed; elsewhere only the leader's group is
-known, and ``killpg(pgid, 0)`` answers whether it is alive.
+exited while its other threads run on looks like a zombie in its own
+``stat`` and is not one: its threads are read too.)  On Linux the session's
+groups are read from ``/proc`` (field 6 of ``/proc/PID/stat`` is the session
+id), listed again until a listing shows no new process, so that a member
+forking while the stat files are read is not missed; elsewhere only the
+leader's group is known, and ``killpg(pgid, 0)`` answers whether it is alive.
 """
 
 from __future__ import annotations
