@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trioexec import Tool
-from trioexec._validation import CompiledTool, _converter, _issue_lines, compile_tool
+from trioexec._contract._validation import CompiledTool, _converter, _issue_lines, compile_tool
 from trioexec.tools import default_tools
 
 

@@ -26,10 +26,10 @@ from trioexec import (
     run_tools,
 )
 from trioexec._bash_rules import match_bash_rule
+from trioexec._contract._permission_context import PermissionContext
 from trioexec._guard import PostToolUseVerdict, PreToolUseVerdict, after_call, authorize_call
 from trioexec._hook_output import HookBlockingError, HookOutput
 from trioexec._hooks import HookInput, HookSet
-from trioexec._permission_context import PermissionContext
 from trioexec._texts import REJECT_MESSAGE
 from trioexec.tools import (
     BashInput,
@@ -40,10 +40,10 @@ from trioexec.tools import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from trioexec._function_tool import RuleMatcher
+    from trioexec._contract._function_tool import RuleMatcher
+    from trioexec._contract._rules import RuleBehavior
     from trioexec._hooks import PythonHook
     from trioexec._models import JSONValue
-    from trioexec._rules import RuleBehavior
     from trioexec.permissions import PermissionModeName
 
 Input = dict[str, Any]

@@ -22,21 +22,21 @@ PURE = [
     "trioexec._call",
     "trioexec._errors",
     "trioexec._file_access",
-    "trioexec._function_tool",
+    "trioexec._contract._function_tool",
     "trioexec._gate",
     "trioexec._hook_output",
     "trioexec._models",
     "trioexec._own_context",
     "trioexec._partition",
-    "trioexec._path_access",
-    "trioexec._permission_context",
+    "trioexec._contract._path_access",
+    "trioexec._contract._permission_context",
     "trioexec._protected",
-    "trioexec._rules",
+    "trioexec._contract._rules",
     "trioexec._start_rule",
     "trioexec._texts",
-    "trioexec._tool",
+    "trioexec._contract._tool",
     "trioexec._util",
-    "trioexec._validation",
+    "trioexec._contract._validation",
     "trioexec.tools._bash_classifier",
 ]
 """Modules that must be importable, and testable, without trio."""
@@ -153,9 +153,9 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 def test_the_import_reader_sees_relative_type_only_and_local_imports() -> None:
     graph = _graph(runtime_only=False)
-    assert "trioexec._rules" in graph["trioexec._permission_context"]
-    assert "trioexec._tool" in graph["trioexec.tools._base"]  # ``from .._tool import``
-    assert graph["trioexec"] >= {"trioexec._batch", "trioexec._tool"}
+    assert "trioexec._contract._rules" in graph["trioexec._contract._permission_context"]
+    assert "trioexec._contract._tool" in graph["trioexec.tools._base"]  # ``from .._tool import``
+    assert graph["trioexec"] >= {"trioexec._batch", "trioexec._contract._tool"}
 
 
 def test_no_import_cycle_anywhere_in_the_package() -> None:

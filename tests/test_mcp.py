@@ -33,7 +33,7 @@ from trioexec import (
     open_streaming_executor,
     run_tools,
 )
-from trioexec._permission_context import PermissionContext
+from trioexec._contract._permission_context import PermissionContext
 from trioexec.mcp import (
     McpConfig,
     McpProgress,

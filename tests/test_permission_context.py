@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from trioexec import CallContext, ConfigurationError, GuardRails, ToolUse, load_settings
-from trioexec._guard import authorize_call
-from trioexec._permission_context import (
+from trioexec._contract._permission_context import (
     MODE_SPELLINGS,
     PermissionContext,
     PermissionMode,
@@ -16,6 +15,7 @@ from trioexec._permission_context import (
     mode_from_name,
     normalize_mode,
 )
+from trioexec._guard import authorize_call
 from trioexec.testing import ScriptedTool
 
 if TYPE_CHECKING:

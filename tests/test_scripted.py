@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 from trioexec import CallContext, ToolOutput, ToolUse, run_tools
-from trioexec._registry import ToolRegistry
+from trioexec._contract._registry import ToolRegistry
 from trioexec.testing import (
     SCRIPTED_INPUT_SCHEMA,
     ScriptedTool,

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from trioexec import ConfigurationError, PermissionResult
+from trioexec._contract._rules import PermissionRule
 from trioexec._guard import GuardRails
 from trioexec._hooks import CommandHook, HookEntry
-from trioexec._rules import PermissionRule
 from trioexec._settings import default_settings_paths, load_settings
 
 if TYPE_CHECKING:

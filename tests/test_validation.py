@@ -22,7 +22,7 @@ from trioexec import (
     function_tool,
     run_tools,
 )
-from trioexec._validation import compile_tool, validate
+from trioexec._contract._validation import compile_tool, validate
 from trioexec.hooks import HookInput, HookOutput, HookSet
 
 TODO_SCHEMA: dict[str, Any] = {

@@ -20,6 +20,16 @@ from . import _util, hooks, lowlevel, permissions, results  # noqa: F401  (reach
 from ._batch import RunOutcome as RunOutcome
 from ._batch import run_tools as run_tools
 from ._budget import ContentReplacementState as ContentReplacementState
+from ._contract._function_tool import function_tool as function_tool
+from ._contract._registry import ToolRegistry as ToolRegistry
+from ._contract._tool import CallContext as CallContext
+from ._contract._tool import ContextModifier as ContextModifier
+from ._contract._tool import ContextState as ContextState
+from ._contract._tool import InterruptBehavior as InterruptBehavior
+from ._contract._tool import PermissionResult as PermissionResult
+from ._contract._tool import ProgressSender as ProgressSender
+from ._contract._tool import Tool as Tool
+from ._contract._tool import ToolOutput as ToolOutput
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import MalformedBlockError as MalformedBlockError
 from ._errors import ToolDefinitionError as ToolDefinitionError
@@ -28,7 +38,6 @@ from ._events import CallEvent as CallEvent
 from ._events import CallEventKind as CallEventKind
 from ._events import CancelReason as CancelReason
 from ._events import Observer as Observer
-from ._function_tool import function_tool as function_tool
 from ._guard import CanUseTool as CanUseTool
 from ._guard import GuardRails as GuardRails
 from ._message import UserMessage as UserMessage
@@ -46,21 +55,12 @@ from ._models import ToolResult as ToolResult
 from ._models import ToolUse as ToolUse
 from ._models import Update as Update
 from ._policy import Policy as Policy
-from ._registry import ToolRegistry as ToolRegistry
 from ._settings import Settings as Settings
 from ._settings import default_settings_paths as default_settings_paths
 from ._settings import load_settings as load_settings
 from ._stream_adapter import ToolUseAssembler as ToolUseAssembler
 from ._streaming import StreamingExecutor as StreamingExecutor
 from ._streaming import open_streaming_executor as open_streaming_executor
-from ._tool import CallContext as CallContext
-from ._tool import ContextModifier as ContextModifier
-from ._tool import ContextState as ContextState
-from ._tool import InterruptBehavior as InterruptBehavior
-from ._tool import PermissionResult as PermissionResult
-from ._tool import ProgressSender as ProgressSender
-from ._tool import Tool as Tool
-from ._tool import ToolOutput as ToolOutput
 from ._turn import Turn as Turn
 from ._version import __version__ as __version__
 

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 
 from ._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
+from ._contract._registry import ToolRegistry
 from ._errors import ConfigurationError
 from ._guard import GuardRails
 from ._model_turn import DEFAULT_MAX_TOKENS, TurnOutcome, run_assistant_turn
 from ._models import JSONObject
-from ._registry import ToolRegistry
 from ._turn import Turn
 
 if TYPE_CHECKING:
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 
     import anthropic
 
+    from ._contract._tool import Tool
     from ._events import Observer
     from ._models import JSONValue, ToolUse, Update
-    from ._tool import Tool
     from ._transcript import Transcript
 
 __all__ = ["Agent", "AgentResult", "AgentStopReason", "StopHook"]

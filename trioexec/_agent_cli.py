@@ -46,15 +46,15 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 import attrs
 import trio
 
+from ._contract._permission_context import MODE_SPELLINGS
+from ._contract._registry import ToolRegistry
+from ._contract._tool import PermissionResult, Tool
 from ._errors import ConfigurationError, ToolDefinitionError
 from ._events import CallEvent, Observer
 from ._guard import GuardRails
 from ._models import ProgressUpdate, ToolResult, ToolUse
-from ._permission_context import MODE_SPELLINGS
-from ._registry import ToolRegistry
 from ._settings import default_settings_paths
 from ._texts import describe_tool_use
-from ._tool import PermissionResult, Tool
 from ._transcript import Transcript, default_transcript_path
 
 if TYPE_CHECKING:

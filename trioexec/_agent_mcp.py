@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
     from pathlib import Path
 
+    from ._contract._tool import Tool
     from ._mcp_config import McpServerConfig
-    from ._tool import Tool
 
 __all__ = ["McpApproval", "mcp_json_provider"]
 

@@ -34,7 +34,7 @@ from ._shell_commands import (
 from ._shell_syntax import Redirect, Word, analyse
 
 if TYPE_CHECKING:
-    from ._rules import RuleBehavior
+    from ._contract._rules import RuleBehavior
 
 __all__ = ["match_bash_rule", "match_bash_rules", "writes_outside_working_directory"]
 

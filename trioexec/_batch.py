@@ -18,6 +18,7 @@ import attrs
 import trio
 
 from . import _concurrency
+from ._contract._tool import ContextState, Tool
 from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore
 from ._errors import ConfigurationError
 from ._groups import single_exception
@@ -27,15 +28,14 @@ from ._own_context import in_own_context
 from ._partition import group_safe_runs
 from ._policy import Policy, resolve_policy
 from ._run import begin_unhosted_run, end_run, new_run_core, open_run, stop_for_body_error
-from ._tool import ContextState, Tool
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from pathlib import Path
 
+    from ._contract._registry import ToolRegistry
     from ._events import Observer
     from ._guard import GuardRails
-    from ._registry import ToolRegistry
     from ._texts import SyntheticTexts
     from ._timeouts import ToolTimeouts
     from ._turn import Turn

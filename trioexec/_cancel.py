@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from ._call import Call, CallOutcome, error_outcome
-from ._format_error import fit_text
+from ._contract._format_error import fit_text
 from ._groups import exception_name, is_cancellation
 from ._models import ToolResult
 from ._texts import (

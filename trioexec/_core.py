@@ -53,8 +53,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from ._call import Expiry
-    from ._registry import ToolRegistry
-    from ._tool import ContextModifier, ContextState
+    from ._contract._registry import ToolRegistry
+    from ._contract._tool import ContextModifier, ContextState
     from ._turn import Turn
     from ._update_channel import UpdateSink
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from ._tool import Tool
+    from ._contract._tool import Tool
 
 __all__ = ["run_demo"]
 

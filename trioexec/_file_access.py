@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._path_access import PathAccess
+from ._contract._path_access import PathAccess
+from ._contract._tool import PermissionResult
 from ._path_rules import match_path_rule
 from ._protected import protected_reason_resolved
 from ._texts import (
@@ -42,12 +43,11 @@ from ._texts import (
     read_denied_message,
     sensitive_file_message,
 )
-from ._tool import PermissionResult
 
 if TYPE_CHECKING:
-    from ._permission_context import PermissionContext
-    from ._rules import RuleBehavior
-    from ._tool import CallContext, Tool
+    from ._contract._permission_context import PermissionContext
+    from ._contract._rules import RuleBehavior
+    from ._contract._tool import CallContext, Tool
 
 __all__ = [
     "NOTHING_HIDDEN",

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from ._call import Call
-    from ._tool import ContextModifier
+    from ._contract._tool import ContextModifier
 
 __all__ = ["OrderedGate", "ResultOrder"]
 

@@ -23,6 +23,14 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import attrs
 import trio
 
+from ._contract._permission_context import (
+    PermissionContext,
+    PermissionModeName,
+    claude_code_mode_name,
+)
+from ._contract._rules import PermissionRule
+from ._contract._tool import CallContext, PermissionResult, is_mcp_tool
+from ._contract._validation import CompiledTool, compile_tool, input_error_text, validate
 from ._groups import collapse_cancelled
 from ._hook_background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
 from ._hook_http import HttpHook
@@ -30,9 +38,7 @@ from ._hook_output import HookOutcome, aggregate
 from ._hooks import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
 from ._misuse import check_callback
 from ._models import Attachment, JSONValue, content_to_api
-from ._permission_context import PermissionContext, PermissionModeName, claude_code_mode_name
 from ._permissions import check_permission_chain
-from ._rules import PermissionRule
 from ._settings import SettingsSource, load_settings
 from ._texts import (
     REJECT_MESSAGE,
@@ -43,12 +49,10 @@ from ._texts import (
     permission_not_granted_message,
     stopped_by_pre_tool_use_hook,
 )
-from ._tool import CallContext, PermissionResult, is_mcp_tool
-from ._validation import CompiledTool, compile_tool, input_error_text, validate
 
 if TYPE_CHECKING:
+    from ._contract._tool import Tool
     from ._models import ToolResult, ToolUse
-    from ._tool import Tool
 
 __all__ = [
     "CanUseTool",

@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from ._contract._rules import PermissionRule
 from ._errors import ConfigurationError
 from ._hook_http import HttpHook
-from ._rules import PermissionRule
 
 __all__ = [
     "CLAUDE_CODE_HOOK_EVENTS",

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import attrs
 import trio
 
-from ._format_error import exception_text
+from ._contract._format_error import exception_text
 from ._groups import collapse_cancelled
 from ._hook_command import interpret_command_run, run_command
 from ._hook_http import HttpHook, post_hook

@@ -22,9 +22,11 @@ import attrs
 import trio
 
 from ._call import NOT_ADMITTED, Answer, Call, CallOutcome, error_outcome, unknown_tool_outcome
+from ._contract._format_error import format_tool_error
+from ._contract._tool import CallContext, ContextModifier, Tool, ToolOutput
+from ._contract._validation import input_error_text, validate
 from ._events import CallEvent, ObserverSet
 from ._file_access import denial_before_validation, path_access_of, protected_write
-from ._format_error import format_tool_error
 from ._groups import is_cancellation, split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from ._hook_background import BackgroundHooks
@@ -43,8 +45,6 @@ from ._texts import (
     tool_use_error,
 )
 from ._timeouts import TimeoutWatch, ToolTimeouts, resolve_limits
-from ._tool import CallContext, ContextModifier, Tool, ToolOutput
-from ._validation import input_error_text, validate
 
 if TYPE_CHECKING:
     from ._call import Expiry

@@ -32,10 +32,10 @@ import attrs
 import trio
 
 from ._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
+from ._contract._registry import ToolRegistry
 from ._errors import ConfigurationError, TrioexecError
 from ._message import UserMessage, build_user_message
 from ._models import JSONObject, JSONValue, ResultUpdate, ToolUse, Update
-from ._registry import ToolRegistry
 from ._stream_adapter import ToolUseAssembler
 from ._streaming import StreamingExecutor, open_streaming_executor
 from ._turn import Turn
@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
 
+    from ._contract._tool import Tool
     from ._events import Observer
     from ._guard import GuardRails
-    from ._tool import Tool
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._call import NOT_ADMITTED, SAFE, UNSAFE, Admission
+from ._contract._registry import ToolRegistry
+from ._contract._validation import validate
 from ._models import Batch, ToolUse
-from ._registry import ToolRegistry
-from ._validation import validate
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from ._tool import Tool
-    from ._validation import CompiledTool
+    from ._contract._tool import Tool
+    from ._contract._validation import CompiledTool
 
 __all__ = ["admit", "group_safe_runs", "is_call_concurrency_safe", "partition_tool_calls"]
 

@@ -43,6 +43,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from ._contract._rules import PermissionRule, RuleBehavior
+from ._contract._tool import PermissionResult
 from ._file_access import (
     Resolver,
     path_access_of,
@@ -51,14 +53,12 @@ from ._file_access import (
     protected_write,
     rule_names,
 )
-from ._rules import PermissionRule, RuleBehavior
 from ._texts import permission_denied_message, plan_mode_denied_message
-from ._tool import PermissionResult
 
 if TYPE_CHECKING:
-    from ._path_access import PathAccess
-    from ._permission_context import PermissionContext
-    from ._tool import CallContext, Tool
+    from ._contract._path_access import PathAccess
+    from ._contract._permission_context import PermissionContext
+    from ._contract._tool import CallContext, Tool
 
 __all__ = ["check_permission_chain"]
 

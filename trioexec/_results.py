@@ -37,7 +37,7 @@ import trio
 from ._models import Content, ImageBlock, TextBlock, ToolResult
 
 if TYPE_CHECKING:
-    from ._tool import Tool
+    from ._contract._tool import Tool
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",

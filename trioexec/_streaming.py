@@ -41,12 +41,12 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from ._call import Call
+    from ._contract._registry import ToolRegistry
+    from ._contract._tool import ContextState, Tool
     from ._events import Observer
     from ._guard import GuardRails
-    from ._registry import ToolRegistry
     from ._texts import SyntheticTexts
     from ._timeouts import ToolTimeouts
-    from ._tool import ContextState, Tool
     from ._turn import Turn
 
 __all__ = ["StreamingExecutor", "open_streaming_executor"]

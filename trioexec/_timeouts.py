@@ -29,8 +29,8 @@ import trio
 
 from ._call import Expiry, LimitKind
 from ._cancel import cancel_at_end_of_instant
+from ._contract._validation import is_time_limit
 from ._errors import ConfigurationError
-from ._validation import is_time_limit
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

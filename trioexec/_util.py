@@ -16,7 +16,7 @@ __all__ = ["fixup_module_metadata"]
 def fixup_module_metadata(module_name: str, namespace: Mapping[str, object]) -> None:
     """Make the classes and functions a face exports say they live in ``module_name``.
 
-    ``trioexec.Tool.__module__`` is then ``"trioexec"``, not ``"trioexec._tool"``,
+    ``trioexec.Tool.__module__`` is then ``"trioexec"``, not ``"trioexec._contract._tool"``,
     so reprs, tracebacks, docs and pickles show the path users import from.
     Methods and nested classes get the new module too.  Only objects defined in
     a private ``trioexec`` module are touched, each by the first face that

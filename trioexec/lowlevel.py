@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from . import _util
 from ._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
+from ._contract._schema import schema_for_attrs as schema_for_attrs
 from ._guard import PostToolUseVerdict as PostToolUseVerdict
 from ._guard import PreToolUseVerdict as PreToolUseVerdict
 from ._guard import after_call as after_call
@@ -21,7 +22,6 @@ from ._partition import partition_tool_calls as partition_tool_calls
 from ._process import ProcessResult as ProcessResult
 from ._process import live_group_members as live_group_members
 from ._process import run_process_group as run_process_group
-from ._schema import schema_for_attrs as schema_for_attrs
 from ._texts import SyntheticTexts as SyntheticTexts
 from ._timeouts import ToolTimeouts as ToolTimeouts
 from ._update_channel import UpdateReceiveChannel as UpdateReceiveChannel

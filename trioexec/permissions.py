@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from . import _util
 from ._bash_rules import match_bash_rule as match_bash_rule
-from ._path_access import PathAccess as PathAccess
+from ._contract._path_access import PathAccess as PathAccess
+from ._contract._permission_context import PermissionContext as PermissionContext
+from ._contract._permission_context import PermissionMode as PermissionMode
+from ._contract._permission_context import PermissionModeName as PermissionModeName
+from ._contract._rules import PermissionRule as PermissionRule
+from ._contract._rules import RuleBehavior as RuleBehavior
 from ._path_rules import match_path_rule as match_path_rule
-from ._permission_context import PermissionContext as PermissionContext
-from ._permission_context import PermissionMode as PermissionMode
-from ._permission_context import PermissionModeName as PermissionModeName
 from ._permissions import check_permission_chain as check_permission_chain
 from ._protected import protected_path_reason as protected_path_reason
-from ._rules import PermissionRule as PermissionRule
-from ._rules import RuleBehavior as RuleBehavior
 from ._shell_syntax import split_bash_command as split_bash_command
 
 __all__ = [

@@ -49,11 +49,11 @@ from ._scope import Scope, cancelling_scope
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable
 
+    from trioexec._contract._registry import ToolRegistry
+    from trioexec._contract._tool import Tool
     from trioexec._lifecycle import CallEnv
     from trioexec._models import Update
-    from trioexec._registry import ToolRegistry
     from trioexec._texts import SyntheticTexts
-    from trioexec._tool import Tool
 
 __all__ = ["END", "GraceWatchdog", "TimeoutWatch", "Turn", "TwinRunCore", "new_twin_core"]
 

@@ -30,14 +30,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from trioexec._call import Call
+    from trioexec._contract._registry import ToolRegistry
+    from trioexec._contract._tool import ContextState, Tool
     from trioexec._events import Observer
     from trioexec._gate import ResultOrder
     from trioexec._guard import GuardRails
     from trioexec._models import ToolUse, Update
-    from trioexec._registry import ToolRegistry
     from trioexec._texts import SyntheticTexts
     from trioexec._timeouts import ToolTimeouts
-    from trioexec._tool import ContextState, Tool
 
 __all__ = ["RunOutcome", "StreamingExecutor", "open_streaming_executor", "run_tools"]
 

@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from trioexec._call import NOT_ADMITTED, Answer, CallOutcome, error_outcome, unknown_tool_outcome
+from trioexec._contract._format_error import exception_text, format_tool_error
+from trioexec._contract._tool import CallContext, ContextModifier, ToolOutput
+from trioexec._contract._validation import CompiledTool, input_error_text, validate
 from trioexec._events import CallEvent
 from trioexec._file_access import denial_before_validation
-from trioexec._format_error import exception_text, format_tool_error
 from trioexec._guard import (
     _NO_OUTCOME,
     _NOTHING_AFTER,
@@ -72,17 +74,15 @@ from trioexec._texts import (
     tool_use_error,
 )
 from trioexec._timeouts import resolve_limits
-from trioexec._tool import CallContext, ContextModifier, ToolOutput
-from trioexec._validation import CompiledTool, input_error_text, validate
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from trioexec._call import Call, Expiry
+    from trioexec._contract._tool import Tool
     from trioexec._events import ObserverSet
     from trioexec._guard import GuardRails
     from trioexec._lifecycle import CallEnv, CallRun
-    from trioexec._tool import Tool
 
 __all__ = [
     "AsyncioSoloGate",

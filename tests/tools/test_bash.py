@@ -23,8 +23,8 @@ from trioexec import (
     Update,
     run_tools,
 )
-from trioexec._format_error import format_tool_error
-from trioexec._validation import compile_tool
+from trioexec._contract._format_error import format_tool_error
+from trioexec._contract._validation import compile_tool
 from trioexec.lowlevel import live_group_members
 from trioexec.tools import (
     BashInput,

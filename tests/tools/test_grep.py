@@ -12,7 +12,7 @@ import trio
 from harness import tool_context, validate_and_call
 
 from trioexec import ToolUse, run_tools
-from trioexec._validation import compile_tool
+from trioexec._contract._validation import compile_tool
 from trioexec.permissions import PermissionContext
 from trioexec.tools import GrepInput, GrepTool, _grep
 

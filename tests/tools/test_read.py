@@ -36,7 +36,7 @@ from trioexec.tools._read import (
 )
 
 if TYPE_CHECKING:
-    from trioexec._rules import RuleBehavior
+    from trioexec._contract._rules import RuleBehavior
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

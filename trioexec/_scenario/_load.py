@@ -37,9 +37,9 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
+from .._contract._validation import json_type_name
 from .._errors import ConfigurationError
 from .._policy import Policy
-from .._validation import json_type_name
 from ._model import (
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_RESULT_SIZE_CHARS,
@@ -540,7 +540,7 @@ def _policy_problems(policy: object) -> Iterator[Found]:
 
 
 def _rule_problem(rule: str) -> str | None:
-    from .._rules import PermissionRule
+    from .._contract._rules import PermissionRule
 
     try:
         PermissionRule.parse(rule)

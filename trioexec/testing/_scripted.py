@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import trio
 
 from .._bash_rules import match_bash_rule
+from .._contract._tool import PermissionResult, Tool, ToolOutput
 from .._path_rules import match_path_rule
-from .._tool import PermissionResult, Tool, ToolOutput
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from .._contract._rules import RuleBehavior
+    from .._contract._tool import CallContext, ContextState, InterruptBehavior, ProgressSender
     from .._models import JSONObject, JSONValue
-    from .._rules import RuleBehavior
-    from .._tool import CallContext, ContextState, InterruptBehavior, ProgressSender
 
 __all__ = [
     "SCRIPTED_INPUT_SCHEMA",

@@ -19,9 +19,9 @@ import attrs
 import trio
 
 from .._bash_rules import match_bash_rule, match_bash_rules
+from .._contract._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._texts import command_denied_message
-from .._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from ._bash_classifier import is_read_only_command
 from ._bash_paths import WalkTooLong, judge_paths, may_glob
 from ._responses import Reported, reported_response
@@ -29,8 +29,8 @@ from ._responses import Reported, reported_response
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from .._contract._rules import RuleBehavior
     from .._models import JSONObject, JSONValue
-    from .._rules import RuleBehavior
 
 __all__ = [
     "BashInput",

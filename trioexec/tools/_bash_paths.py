@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._contract._tool import PermissionResult
 from .._file_access import Resolver
 from .._path_rules import match_path_rule
 from .._protected import protected_path_reason
 from .._shell_commands import UNSURE, command_views, nested_scripts, write_targets
 from .._shell_syntax import ShellAnalysis, Word, analyse
 from .._texts import read_denied_message, sensitive_file_message
-from .._tool import PermissionResult
 from ._bash_inside import (
     MAX_BASES,
     MAX_GLOB_MATCHES,

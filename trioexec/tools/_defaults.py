@@ -14,7 +14,7 @@ from ._write import WriteTool
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .._tool import Tool
+    from .._contract._tool import Tool
 
 __all__ = ["default_tools"]
 

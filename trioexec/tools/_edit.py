@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._contract._path_access import PathAccess
 from .._file_access import denial_before_validation
-from .._path_access import PathAccess
 from ._base import (
     BINARY_SNIFF_BYTES,
     FileToolError,
@@ -24,8 +24,8 @@ from ._responses import Reported, structured_patch
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from .._contract._tool import CallContext, ProgressSender
     from .._models import JSONObject
-    from .._tool import CallContext, ProgressSender
 
 __all__ = ["EditInput", "EditTool", "apply_edit"]
 

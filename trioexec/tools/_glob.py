@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._contract._path_access import PathAccess
+from .._contract._tool import PermissionResult
 from .._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
-from .._path_access import PathAccess
-from .._tool import PermissionResult
 from ._base import FileToolError, PathTool
 from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic
 from ._ignore import FileSelection, is_hidden_pattern, walk_selected
@@ -29,7 +29,7 @@ from ._responses import Reported, glob_response
 from ._ripgrep import RipgrepChoice, rg_files, ripgrep_binary
 
 if TYPE_CHECKING:
-    from .._tool import CallContext, ProgressSender
+    from .._contract._tool import CallContext, ProgressSender
 
 __all__ = ["GlobInput", "GlobTool"]
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 import attrs
 import trio
 
+from .._contract._path_access import PathAccess
 from .._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
-from .._path_access import PathAccess
 from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary
 from ._filetypes import UnknownFileTypeError, type_matcher
 from ._globs import GlobPatternError, compile_glob, expand_braces
@@ -39,8 +39,8 @@ from ._ripgrep import (
 )
 
 if TYPE_CHECKING:
+    from .._contract._tool import CallContext, ProgressSender
     from .._models import JSONObject, JSONValue
-    from .._tool import CallContext, ProgressSender
 
 __all__ = ["GREP_SCHEMA", "GrepInput", "GrepTool", "OutputMode"]
 

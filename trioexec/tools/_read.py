@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._contract._path_access import PathAccess
 from .._models import ImageBlock
-from .._path_access import PathAccess
 from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary, open_regular
 from ._responses import Reported, reported_response
 
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import BinaryIO
 
+    from .._contract._tool import CallContext, ProgressSender
     from .._models import JSONObject, JSONValue
-    from .._tool import CallContext, ProgressSender
 
 __all__ = ["ReadInput", "ReadTool"]
 

@@ -11,13 +11,13 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
-from ._errors import ToolDefinitionError
+from .._errors import ToolDefinitionError
 from ._rules import RuleBehavior
 from ._signature import FunctionSignature, read_signature
 from ._tool import CallContext, ProgressSender, Tool, check_tool_name, tool_schema
 
 if TYPE_CHECKING:
-    from ._models import JSONObject
+    from .._models import JSONObject
     from ._path_access import PathAccess
     from ._tool import InterruptBehavior
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._groups import leaves
+from .._groups import leaves
 
 __all__ = ["exception_text", "fit_text", "format_tool_error"]
 

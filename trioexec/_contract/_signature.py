@@ -30,8 +30,8 @@ from typing import Any
 
 import attrs
 
-from ._errors import ToolDefinitionError
-from ._models import JSONObject
+from .._errors import ToolDefinitionError
+from .._models import JSONObject
 from ._schema import is_structured_class, schema_for_attrs
 
 __all__ = ["FunctionSignature", "read_signature"]

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from ._errors import ToolDefinitionError
+from .._errors import ToolDefinitionError
 
 __all__ = ["EDIT_RULES", "READ_RULES", "PathAccess"]
 

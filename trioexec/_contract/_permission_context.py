@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, TypeAlias
 
 import attrs
 
-from ._errors import ConfigurationError
+from .._errors import ConfigurationError
 from ._rules import PermissionRule, RuleBehavior
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, Ty
 
 import attrs
 
-from ._errors import ToolDefinitionError
-from ._models import Content, JSONObject, JSONValue, ToolUse
+from .._errors import ToolDefinitionError
+from .._models import Content, JSONObject, JSONValue, ToolUse
 from ._permission_context import PermissionContext
 from ._schema import schema_for_attrs
 
@@ -396,6 +396,6 @@ def api_schema(schema: JSONObject) -> JSONObject:
 
 
 def _is_block(value: object) -> bool:
-    from ._models import ImageBlock, TextBlock
+    from .._models import ImageBlock, TextBlock
 
     return isinstance(value, (TextBlock, ImageBlock))

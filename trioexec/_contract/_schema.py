@@ -19,10 +19,10 @@ from typing import Annotated, Any, Literal, Union
 
 import attrs
 
-from ._errors import ToolDefinitionError
+from .._errors import ToolDefinitionError
 
 if typing.TYPE_CHECKING:
-    from ._models import JSONObject, JSONValue
+    from .._models import JSONObject, JSONValue
 
 __all__ = ["SUPPORTED_TYPES", "is_structured_class", "schema_for_attrs"]
 

@@ -31,9 +31,9 @@ try:
 except ImportError:  # pragma: no cover - a platform without a wheel: the reference alone
     jsonschema_rs = None  # type: ignore[assignment]
 
-from ._errors import ToolDefinitionError
-from ._models import JSONObject, JSONValue
-from ._texts import tool_use_error
+from .._errors import ToolDefinitionError
+from .._models import JSONObject, JSONValue
+from .._texts import tool_use_error
 from ._tool import Tool, check_tool_name, tool_schema
 
 __all__ = ["CompiledTool", "InputError", "compile_tool", "input_error_text", "validate"]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._errors import ToolDefinitionError
+from .._errors import ToolDefinitionError
 from ._tool import api_schema
 from ._validation import CompiledTool, compile_tool
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from ._models import JSONObject
+    from .._models import JSONObject
     from ._tool import Tool
 
 __all__ = ["ToolRegistry"]
