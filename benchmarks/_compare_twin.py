@@ -33,8 +33,8 @@ from trioexec import (
     ToolRegistry,
     ToolUse,
 )
-from trioexec._budget import choose_replacements
-from trioexec._message import UserMessage
+from trioexec._results._budget import choose_replacements
+from trioexec._results._message import UserMessage
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Sequence

@@ -16,9 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trioexec import ContentReplacementState, ImageBlock, TextBlock, ToolResult
-from trioexec._budget import DEFAULT_MESSAGE_BUDGET, apply_message_budget, choose_replacements
 from trioexec._errors import ConfigurationError
-from trioexec._results import content_size, plan_persistence
+from trioexec._results._budget import (
+    DEFAULT_MESSAGE_BUDGET,
+    apply_message_budget,
+    choose_replacements,
+)
+from trioexec._results._persist import content_size, plan_persistence
 
 IMAGE = ImageBlock({"type": "base64", "media_type": "image/png", "data": "AAAA"})
 

@@ -19,8 +19,8 @@ import trio
 
 from trioexec import GuardRails, Tool, ToolUse, run_tools
 from trioexec._hooks import encode_hook_input
-from trioexec._message import record_text
 from trioexec._models import Attachment
+from trioexec._results._message import record_text
 from trioexec.tools import default_tools
 
 RUN_LIMIT = 60

@@ -37,7 +37,7 @@ PURE = [
     "trioexec._contract._tool",
     "trioexec._util",
     "trioexec._contract._validation",
-    "trioexec.tools._bash_classifier",
+    "trioexec._shell._read_only",
 ]
 """Modules that must be importable, and testable, without trio."""
 

@@ -10,9 +10,9 @@ import attrs
 import pytest
 
 from trioexec import Attachment, ImageBlock, ResultUpdate, TextBlock, ToolResult
-from trioexec._budget import ContentReplacementState
-from trioexec._message import UserMessage, build_user_message, record_text
-from trioexec._results import plan_persistence
+from trioexec._results._budget import ContentReplacementState
+from trioexec._results._message import UserMessage, build_user_message, record_text
+from trioexec._results._persist import plan_persistence
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trioexec import ContentReplacementState, ImageBlock, TextBlock, Tool, ToolResult
-from trioexec._results import (
+from trioexec._results._persist import (
     DEFAULT_MAX_RESULT_CHARS,
     content_size,
     empty_placeholder,

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from trioexec._bash_rules import match_bash_rule
 from trioexec._contract._rules import PermissionRule
 from trioexec._path_rules import match_path_rule
-from trioexec._shell_syntax import split_bash_command
+from trioexec._shell._syntax import split_bash_command
 
 # --- parsing ------------------------------------------------------------------------------
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from trioexec._shell_commands import _all_views, _plain_views, _runs_itself, _views
-from trioexec._shell_syntax import analyse
+from trioexec._shell._syntax import analyse
+from trioexec._shell._views import _all_views, _plain_views, _runs_itself, _views
 
 CORPUS = json.loads(
     (Path(__file__).parent / "data" / "shell_corpus.json").read_text(encoding="utf-8")

@@ -27,7 +27,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec._shell_syntax import analyse
+from trioexec._shell._syntax import analyse
 from trioexec.permissions import match_bash_rule
 from trioexec.tools import is_read_only_command
 

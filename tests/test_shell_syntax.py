@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from trioexec._shell_syntax import analyse, split_bash_command
+from trioexec._shell._syntax import analyse, split_bash_command
 
 _PLAIN = st.text(alphabet="abcdefgrstmx019_./,:+%@-", min_size=1, max_size=8)
 _BLANKS = st.sampled_from([" ", "  ", "\t", " \t "])

@@ -19,7 +19,6 @@ from __future__ import annotations
 from . import _util, hooks, lowlevel, permissions, results  # noqa: F401  (reachable as attributes)
 from ._batch import RunOutcome as RunOutcome
 from ._batch import run_tools as run_tools
-from ._budget import ContentReplacementState as ContentReplacementState
 from ._contract._function_tool import function_tool as function_tool
 from ._contract._registry import ToolRegistry as ToolRegistry
 from ._contract._tool import CallContext as CallContext
@@ -40,8 +39,6 @@ from ._events import CancelReason as CancelReason
 from ._events import Observer as Observer
 from ._guard import CanUseTool as CanUseTool
 from ._guard import GuardRails as GuardRails
-from ._message import UserMessage as UserMessage
-from ._message import build_user_message as build_user_message
 from ._models import Attachment as Attachment
 from ._models import Content as Content
 from ._models import ContentBlock as ContentBlock
@@ -55,6 +52,9 @@ from ._models import ToolResult as ToolResult
 from ._models import ToolUse as ToolUse
 from ._models import Update as Update
 from ._policy import Policy as Policy
+from ._results._budget import ContentReplacementState as ContentReplacementState
+from ._results._message import UserMessage as UserMessage
+from ._results._message import build_user_message as build_user_message
 from ._settings import Settings as Settings
 from ._settings import default_settings_paths as default_settings_paths
 from ._settings import load_settings as load_settings

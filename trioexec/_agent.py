@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
-from ._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
 from ._contract._registry import ToolRegistry
 from ._errors import ConfigurationError
 from ._guard import GuardRails
 from ._model_turn import DEFAULT_MAX_TOKENS, TurnOutcome, run_assistant_turn
 from ._models import JSONObject
+from ._results._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
 from ._turn import Turn
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """``Bash(content)`` rules: prefix, wildcard and exact patterns over one shell analysis.
 
-The command line is read once (:func:`~trioexec._shell_syntax.analyse`).  A
+The command line is read once (:func:`~trioexec._shell._syntax.analyse`).  A
 deny or ask rule is matched against every command the line may run
-(:func:`~trioexec._shell_commands.command_views`: nested ones, wrapped ones,
+(:func:`~trioexec._shell._views.command_views`: nested ones, wrapped ones,
 scripts handed to a shell, with git's global options removed), and also
 against each one's flags as a set, so ``rm -rf:*`` catches ``rm -fr``,
 ``rm -r -f`` and ``rm --recursive --force``.  A word the shell computes stands
@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._shell_commands import (
+from ._shell._syntax import Redirect, Word, analyse
+from ._shell._views import (
     UNSURE,
     View,
     command_views,
@@ -31,7 +32,6 @@ from ._shell_commands import (
     runs_other_commands,
     write_targets,
 )
-from ._shell_syntax import Redirect, Word, analyse
 
 if TYPE_CHECKING:
     from ._contract._rules import RuleBehavior

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, TextIO
 import attrs
 import trio
 
-from ._budget import ContentReplacementState
 from ._demo_recording import RECORDED_TURNS, RecordedEvent, write_workspace
 from ._events import CallEvent, Observer
 from ._guard import GuardRails
 from ._live import LiveDisplay
-from ._message import UserMessage, build_user_message
 from ._models import JSONObject, JSONValue, ResultUpdate, ToolResult, ToolUse, Update
+from ._results._budget import ContentReplacementState
+from ._results._message import UserMessage, build_user_message
 from ._stream_adapter import ToolUseAssembler
 from ._streaming import open_streaming_executor
 from ._terminal import crop, terminal_size

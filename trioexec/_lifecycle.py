@@ -31,7 +31,7 @@ from ._groups import is_cancellation, split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from ._hook_background import BackgroundHooks
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse
-from ._results import (
+from ._results._persist import (
     content_size,
     empty_placeholder,
     finalize_result,

@@ -31,11 +31,11 @@ import anthropic
 import attrs
 import trio
 
-from ._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
 from ._contract._registry import ToolRegistry
 from ._errors import ConfigurationError, TrioexecError
-from ._message import UserMessage, build_user_message
 from ._models import JSONObject, JSONValue, ResultUpdate, ToolUse, Update
+from ._results._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
+from ._results._message import UserMessage, build_user_message
 from ._stream_adapter import ToolUseAssembler
 from ._streaming import StreamingExecutor, open_streaming_executor
 from ._turn import Turn

@@ -22,7 +22,7 @@ from ._contract._rules import RuleBehavior as RuleBehavior
 from ._path_rules import match_path_rule as match_path_rule
 from ._permissions import check_permission_chain as check_permission_chain
 from ._protected import protected_path_reason as protected_path_reason
-from ._shell_syntax import split_bash_command as split_bash_command
+from ._shell._syntax import split_bash_command as split_bash_command
 
 __all__ = [
     "PathAccess",

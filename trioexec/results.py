@@ -8,12 +8,12 @@ themselves.  :func:`choose_replacements` is the budget's pure decision,
 from __future__ import annotations
 
 from . import _util
-from ._budget import DEFAULT_MESSAGE_BUDGET as DEFAULT_MESSAGE_BUDGET
-from ._budget import BudgetPlan as BudgetPlan
-from ._budget import apply_message_budget as apply_message_budget
-from ._budget import choose_replacements as choose_replacements
-from ._results import DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS
-from ._results import finalize_result as finalize_result
+from ._results._budget import DEFAULT_MESSAGE_BUDGET as DEFAULT_MESSAGE_BUDGET
+from ._results._budget import BudgetPlan as BudgetPlan
+from ._results._budget import apply_message_budget as apply_message_budget
+from ._results._budget import choose_replacements as choose_replacements
+from ._results._persist import DEFAULT_MAX_RESULT_CHARS as DEFAULT_MAX_RESULT_CHARS
+from ._results._persist import finalize_result as finalize_result
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",

@@ -53,7 +53,7 @@ from trioexec._hooks import CommandHook, HookEntry, HookEvent, HookInput
 from trioexec._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
 from trioexec._models import Attachment, ResultUpdate, ToolResult, ToolUse, content_to_api
 from trioexec._permissions import check_permission_chain
-from trioexec._results import (
+from trioexec._results._persist import (
     _write_new_file_sync,
     content_size,
     empty_placeholder,

@@ -24,7 +24,7 @@ import pytest
 import trio
 
 from trioexec import GuardRails, ToolUse, run_tools
-from trioexec._message import record_text
+from trioexec._results._message import record_text
 from trioexec._settings import default_settings_paths
 from trioexec.tools import default_tools
 

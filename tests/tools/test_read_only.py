@@ -14,12 +14,12 @@ from helpers import (
 from hypothesis import given
 from hypothesis import strategies as st
 
+from trioexec._shell._read_only import Word, split_command, stays_in_working_directory
 from trioexec.tools import (
     BashInput,
     BashTool,
     is_read_only_command,
 )
-from trioexec.tools._bash_classifier import Word, split_command, stays_in_working_directory
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -40,7 +40,6 @@ import trio
 import trio.testing
 
 from .._batch import run_tools
-from .._budget import ContentReplacementState, apply_message_budget
 from .._contract._permission_context import PermissionContext
 from .._contract._registry import ToolRegistry
 from .._contract._tool import PermissionResult
@@ -48,6 +47,7 @@ from .._events import CallEvent, Observer
 from .._guard import GuardRails
 from .._hooks import HookSet
 from .._models import JSONValue, ResultUpdate, ToolResult, Update
+from .._results._budget import ContentReplacementState, apply_message_budget
 from .._streaming import StreamingExecutor, open_streaming_executor
 from .._turn import Turn
 from ._report import RunEvent, ScenarioRun

@@ -7,6 +7,8 @@ workspace root the file tools refuse to leave.  It does not sandbox Bash.
 from __future__ import annotations
 
 from .. import _util
+from .._shell._read_only import is_read_only_command as is_read_only_command
+from .._shell._read_only import stays_in_working_directory as stays_in_working_directory
 from ._base import FileToolError as FileToolError
 from ._base import PathTool as PathTool
 from ._bash import BashInput as BashInput
@@ -15,8 +17,6 @@ from ._bash import BashTool as BashTool
 from ._bash import ShellError as ShellError
 from ._bash import ShellSpawnError as ShellSpawnError
 from ._bash import ShellTimeoutError as ShellTimeoutError
-from ._bash_classifier import is_read_only_command as is_read_only_command
-from ._bash_classifier import stays_in_working_directory as stays_in_working_directory
 from ._defaults import default_tools as default_tools
 from ._edit import EditInput as EditInput
 from ._edit import EditTool as EditTool

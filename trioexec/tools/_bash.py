@@ -21,8 +21,8 @@ import trio
 from .._bash_rules import match_bash_rule, match_bash_rules
 from .._contract._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
+from .._shell._read_only import is_read_only_command
 from .._texts import command_denied_message
-from ._bash_classifier import is_read_only_command
 from ._bash_paths import WalkTooLong, judge_paths, may_glob
 from ._responses import Reported, reported_response
 

@@ -17,8 +17,8 @@ import os
 import stat
 from pathlib import Path
 
-from .._shell_syntax import Word
-from ._bash_classifier import is_read_only_command, read_words, stays_in_working_directory
+from .._shell._read_only import is_read_only_command, read_words, stays_in_working_directory
+from .._shell._syntax import Word
 
 __all__ = [
     "MAX_BASES",

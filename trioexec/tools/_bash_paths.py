@@ -1,6 +1,6 @@
 """What a Bash command names on disk: the paths it reads, the files it writes.
 
-Read from the one shell analysis (:func:`trioexec._shell_syntax.analyse`),
+Read from the one shell analysis (:func:`trioexec._shell._syntax.analyse`),
 including the scripts the line hands to a shell (``bash -c 'cat x'``).  Every
 function here touches the file system (``realpath``, ``glob``, ``os.walk``),
 so ``Bash`` calls them in a worker thread.
@@ -21,8 +21,8 @@ from .._contract._tool import PermissionResult
 from .._file_access import Resolver
 from .._path_rules import match_path_rule
 from .._protected import protected_path_reason
-from .._shell_commands import UNSURE, command_views, nested_scripts, write_targets
-from .._shell_syntax import ShellAnalysis, Word, analyse
+from .._shell._syntax import ShellAnalysis, Word, analyse
+from .._shell._views import UNSURE, command_views, nested_scripts, write_targets
 from .._texts import read_denied_message, sensitive_file_message
 from ._bash_inside import (
     MAX_BASES,

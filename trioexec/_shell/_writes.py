@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING
 
-from ._shell_syntax import Word
+from ._syntax import Word
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -19,8 +19,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from ._shell_syntax import ShellAnalysis, SimpleCommand, Word, analyse
-from ._shell_wrappers import (
+from ._programs import (
     ALWAYS_UNSURE,
     APPENDS_ARGUMENTS,
     ARITHMETIC_COMMANDS,
@@ -41,7 +40,8 @@ from ._shell_wrappers import (
     WRAPPERS,
     Options,
 )
-from ._shell_writes import write_targets
+from ._syntax import ShellAnalysis, SimpleCommand, Word, analyse
+from ._writes import write_targets
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from ._models import Content, ImageBlock, TextBlock, ToolResult
+from .._models import Content, ImageBlock, TextBlock, ToolResult
 
 if TYPE_CHECKING:
-    from ._contract._tool import Tool
+    from .._contract._tool import Tool
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",

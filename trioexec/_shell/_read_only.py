@@ -1,7 +1,7 @@
 """Decide whether a shell command is read-only, and so may run beside other calls.
 
 A pure function with no trio import, over the one shell analysis
-(:func:`trioexec._shell_syntax.analyse`, the same reading the rule matcher
+(:func:`trioexec._shell._syntax.analyse`, the same reading the rule matcher
 uses).  It is deliberately conservative: a command is read-only only when the
 analysis models all of it and every simple command is an allow-listed
 read-only program with harmless arguments.  Whatever is not understood is
@@ -37,7 +37,7 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
-from .._shell_syntax import Word, analyse
+from ._syntax import Word, analyse
 
 __all__ = [
     "Word",

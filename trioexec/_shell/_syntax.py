@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._shell_reader import HEREDOC_PARTS, LISTS, REDIRECTS, Reader, decode_ansi_c
-from ._shell_words import Redirect, ShellAnalysis, SimpleCommand, Word
+from ._walk import HEREDOC_PARTS, LISTS, REDIRECTS, Reader, decode_ansi_c
+from ._words import Redirect, ShellAnalysis, SimpleCommand, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

@@ -13,7 +13,7 @@ message never change once the model has seen them (prompt-cache stability):
 The decision is the pure, synchronous :func:`choose_replacements`; only
 :func:`apply_message_budget` writes files and updates the state.
 
-**Total.**  The total is the size (:func:`~trioexec._results.content_size`)
+**Total.**  The total is the size (:func:`~trioexec._results._persist.content_size`)
 of every tool_result of the message, whatever its kind; results that may not
 be replaced (errors, image results, wrappers, frozen results, results of tools
 whose limit is ``math.inf``) count too.  **(trioexec)** Selection accounts
@@ -34,8 +34,8 @@ import attrs
 import cattrs
 import trio
 
-from ._errors import ConfigurationError
-from ._results import (
+from .._errors import ConfigurationError
+from ._persist import (
     PREVIEW_CHARS,
     PersistPlan,
     content_size,
@@ -49,7 +49,7 @@ from ._results import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ._models import ToolResult
+    from .._models import ToolResult
 
 __all__ = [
     "DEFAULT_MESSAGE_BUDGET",

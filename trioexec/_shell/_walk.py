@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._shell_words import Redirect, SimpleCommand, Word
+from ._words import Redirect, SimpleCommand, Word
 
 if TYPE_CHECKING:
     from tree_sitter import Node

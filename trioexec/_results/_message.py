@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._models import Attachment, AttachmentKind, JSONObject, JSONValue, ResultUpdate, ToolResult
+from .._texts import hook_record_text, system_reminder
 from ._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState, apply_message_budget
-from ._models import Attachment, AttachmentKind, JSONObject, JSONValue, ResultUpdate, ToolResult
-from ._texts import hook_record_text, system_reminder
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -104,7 +104,7 @@ async def build_user_message(
     """Build the next user message from a turn's released results and their records.
 
     The results keep the order of ``updates`` and go through
-    :func:`~trioexec._budget.apply_message_budget` (``state``,
+    :func:`~trioexec._results._budget.apply_message_budget` (``state``,
     ``session_dir``, ``budget`` and ``limits`` are passed on; ``state`` is
     updated).  Records are kept in the same order.
 

@@ -1,0 +1,1 @@
+"""The results on their way to the model: persistence, the message budget, the next message."""

@@ -1,0 +1,1 @@
+"""Reading a bash command line: what it runs, reads and writes. Pure: no trio."""
