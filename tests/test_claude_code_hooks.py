@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from trioexec import GuardRails, Tool, ToolUse, run_tools
-from trioexec._hooks import encode_hook_input
+from trioexec._hooks._config import encode_hook_input
 from trioexec._models import Attachment
 from trioexec._results._message import record_text
 from trioexec.tools import default_tools

@@ -153,7 +153,7 @@ def test_matcher_lists_separated_by_commas_match_each_name(matcher: str, matched
     """Hooks reference: a matcher of "letters, digits, ``_``, ``-``, spaces, ``,`` and
     ``|`` only" is an exact string or a list of them: ``Edit|Write`` and ``Edit, Write``
     match either name."""
-    from trioexec._hooks import compile_matcher
+    from trioexec._hooks._config import compile_matcher
 
     matches = compile_matcher(matcher)
     assert {name for name in ("Edit", "Write", "Read", "Edit,Write") if matches(name)} == matched

@@ -28,8 +28,8 @@ from trioexec import (
 from trioexec._bash_rules import match_bash_rule
 from trioexec._contract._permission_context import PermissionContext
 from trioexec._guard import PostToolUseVerdict, PreToolUseVerdict, after_call, authorize_call
-from trioexec._hook_output import HookBlockingError, HookOutput
-from trioexec._hooks import HookInput, HookSet
+from trioexec._hooks._config import HookInput, HookSet
+from trioexec._hooks._output import HookBlockingError, HookOutput
 from trioexec._texts import REJECT_MESSAGE
 from trioexec.tools import (
     BashInput,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from trioexec._contract._function_tool import RuleMatcher
     from trioexec._contract._rules import RuleBehavior
-    from trioexec._hooks import PythonHook
+    from trioexec._hooks._config import PythonHook
     from trioexec._models import JSONValue
     from trioexec.permissions import PermissionModeName
 

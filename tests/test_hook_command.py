@@ -20,9 +20,9 @@ import trio
 
 from trioexec import CallContext, PermissionResult, Tool, ToolResult, ToolUse
 from trioexec._guard import GuardRails, after_call, authorize_call
-from trioexec._hook_command import CommandRun, interpret_command_run, run_command
-from trioexec._hook_output import HookResult
-from trioexec._hooks import HookSet
+from trioexec._hooks._command import CommandRun, interpret_command_run, run_command
+from trioexec._hooks._config import HookSet
+from trioexec._hooks._output import HookResult
 
 if TYPE_CHECKING:
     from trioexec._models import JSONValue

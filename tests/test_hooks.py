@@ -9,7 +9,15 @@ import trio
 import trio.testing
 
 from trioexec import ConfigurationError
-from trioexec._hook_output import (
+from trioexec._hooks._config import (
+    CommandHook,
+    HookEntry,
+    HookInput,
+    HookSet,
+    compile_matcher,
+    run_hooks,
+)
+from trioexec._hooks._output import (
     HookBlockingError,
     HookOutcome,
     HookOutput,
@@ -17,14 +25,6 @@ from trioexec._hook_output import (
     aggregate,
     parse_hook_json,
     result_from_output,
-)
-from trioexec._hooks import (
-    CommandHook,
-    HookEntry,
-    HookInput,
-    HookSet,
-    compile_matcher,
-    run_hooks,
 )
 
 # --- matchers -------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ PURE = [
     "trioexec._file_access",
     "trioexec._contract._function_tool",
     "trioexec._gate",
-    "trioexec._hook_output",
+    "trioexec._hooks._output",
     "trioexec._models",
     "trioexec._own_context",
     "trioexec._partition",

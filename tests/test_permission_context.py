@@ -19,7 +19,7 @@ from trioexec._guard import authorize_call
 from trioexec.testing import ScriptedTool
 
 if TYPE_CHECKING:
-    from trioexec._hooks import HookInput
+    from trioexec._hooks._config import HookInput
 
 
 @pytest.mark.parametrize(("ours", "theirs"), MODE_SPELLINGS)

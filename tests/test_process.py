@@ -21,7 +21,7 @@ import trio
 from helpers import alive, call_context, ignore_progress, linux_only, needs, reaping
 
 from trioexec import CallContext, ProgressSender, ToolUse
-from trioexec._hook_command import run_command
+from trioexec._hooks._command import run_command
 from trioexec._process import live_session_groups, terminate_group
 from trioexec.tools import (
     BashInput,

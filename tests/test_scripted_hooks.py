@@ -10,8 +10,8 @@ import trio.testing
 
 from trioexec import CallContext, ToolUse
 from trioexec._guard import GuardRails, after_call, authorize_call
-from trioexec._hook_output import HookBlockingError, HookOutput
-from trioexec._hooks import HookInput, HookSet
+from trioexec._hooks._config import HookInput, HookSet
+from trioexec._hooks._output import HookBlockingError, HookOutput
 from trioexec._models import ToolResult
 from trioexec.testing import ScriptedHook, ScriptedHookError, ScriptedTool
 

@@ -11,7 +11,7 @@ import pytest
 from trioexec import ConfigurationError, PermissionResult
 from trioexec._contract._rules import PermissionRule
 from trioexec._guard import GuardRails
-from trioexec._hooks import CommandHook, HookEntry
+from trioexec._hooks._config import CommandHook, HookEntry
 from trioexec._settings import default_settings_paths, load_settings
 
 if TYPE_CHECKING:

@@ -32,10 +32,10 @@ from ._contract._rules import PermissionRule
 from ._contract._tool import CallContext, PermissionResult, is_mcp_tool
 from ._contract._validation import CompiledTool, compile_tool, input_error_text, validate
 from ._groups import collapse_cancelled
-from ._hook_background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
-from ._hook_http import HttpHook
-from ._hook_output import HookOutcome, aggregate
-from ._hooks import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
+from ._hooks._background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
+from ._hooks._config import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
+from ._hooks._http import HttpHook
+from ._hooks._output import HookOutcome, aggregate
 from ._misuse import check_callback
 from ._models import Attachment, JSONValue, content_to_api
 from ._permissions import check_permission_chain

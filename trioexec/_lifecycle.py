@@ -29,7 +29,7 @@ from ._events import CallEvent, ObserverSet
 from ._file_access import denial_before_validation, path_access_of, protected_write
 from ._groups import is_cancellation, split_cancelled
 from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
-from ._hook_background import BackgroundHooks
+from ._hooks._background import BackgroundHooks
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse
 from ._results._persist import (
     content_size,

@@ -37,9 +37,9 @@ import attrs
 from ._contract._permission_context import PermissionContext, PermissionMode, mode_from_name
 from ._contract._rules import PermissionRule
 from ._errors import ConfigurationError
-from ._hook_http import HttpHook, url_allowed
-from ._hook_settings import suggestion
-from ._hooks import HookSet
+from ._hooks._config import HookSet
+from ._hooks._http import HttpHook, url_allowed
+from ._hooks._settings import suggestion
 
 __all__ = [
     "AUTO_MODE_NOTE",

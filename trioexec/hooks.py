@@ -7,15 +7,15 @@ Hook authors write ``from trioexec.hooks import HookInput, HookOutput``; a
 from __future__ import annotations
 
 from . import _util
-from ._hook_background import AsyncHookMailbox as AsyncHookMailbox
-from ._hook_output import HookBlockingError as HookBlockingError
-from ._hook_output import HookOutput as HookOutput
-from ._hooks import CommandHook as CommandHook
-from ._hooks import HookEntry as HookEntry
-from ._hooks import HookEvent as HookEvent
-from ._hooks import HookInput as HookInput
-from ._hooks import HookSet as HookSet
-from ._hooks import PythonHook as PythonHook
+from ._hooks._background import AsyncHookMailbox as AsyncHookMailbox
+from ._hooks._config import CommandHook as CommandHook
+from ._hooks._config import HookEntry as HookEntry
+from ._hooks._config import HookEvent as HookEvent
+from ._hooks._config import HookInput as HookInput
+from ._hooks._config import HookSet as HookSet
+from ._hooks._config import PythonHook as PythonHook
+from ._hooks._output import HookBlockingError as HookBlockingError
+from ._hooks._output import HookOutput as HookOutput
 from ._models import AttachmentKind as AttachmentKind
 
 __all__ = [

@@ -47,9 +47,9 @@ from trioexec._guard import (
     _revalidate,
     _stopped,
 )
-from trioexec._hook_output import HookBlockingError, HookOutput, HookResult, aggregate
-from trioexec._hook_output import result_from_output as _result_from_output
-from trioexec._hooks import CommandHook, HookEntry, HookEvent, HookInput
+from trioexec._hooks._config import CommandHook, HookEntry, HookEvent, HookInput
+from trioexec._hooks._output import HookBlockingError, HookOutput, HookResult, aggregate
+from trioexec._hooks._output import result_from_output as _result_from_output
 from trioexec._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
 from trioexec._models import Attachment, ResultUpdate, ToolResult, ToolUse, content_to_api
 from trioexec._permissions import check_permission_chain

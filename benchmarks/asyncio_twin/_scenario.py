@@ -29,7 +29,7 @@ from trioexec._contract._permission_context import PermissionContext
 from trioexec._contract._registry import ToolRegistry
 from trioexec._contract._tool import PermissionResult
 from trioexec._guard import GuardRails
-from trioexec._hooks import HookSet
+from trioexec._hooks._config import HookSet
 from trioexec._models import JSONValue, ResultUpdate, ToolResult, Update
 from trioexec._results._budget import ContentReplacementState, choose_replacements
 from trioexec._scenario._report import ScenarioRun

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Literal
 import attrs
 import trio
 
-from .._hook_output import HookBlockingError, HookOutput
+from .._hooks._output import HookBlockingError, HookOutput
 from .._models import JSONValue
 
 if TYPE_CHECKING:
-    from .._hooks import HookInput
+    from .._hooks._config import HookInput
 
 __all__ = ["ScriptedHook", "ScriptedHookError"]
 

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._hook_output import HookResult, parse_hook_json, result_from_output
-from ._process import run_process_group
+from .._process import run_process_group
+from ._output import HookResult, parse_hook_json, result_from_output
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

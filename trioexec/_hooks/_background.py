@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ._models import Attachment
+from .._models import Attachment
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from ._hook_output import HookResult
+    from ._output import HookResult
 
 __all__ = ["DEFAULT_ASYNC_HOOK_GRACE", "AsyncHookMailbox", "BackgroundHooks"]
 

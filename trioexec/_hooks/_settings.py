@@ -1,7 +1,7 @@
 """Reading the ``hooks`` section of a Claude Code settings file, never silently.
 
 Events trioexec runs (``PreToolUse``, ``PostToolUse``, ``PostToolUseFailure``)
-become :class:`~trioexec._hooks.HookEntry` values; Claude Code's other
+become :class:`~trioexec._hooks._config.HookEntry` values; Claude Code's other
 events (``Stop``, ``SessionStart``, ...) are skipped without a word.  What a
 file cannot have meant is reported, each as one line naming the source, the
 field and the likely intended spelling (found with :mod:`difflib`), and
@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from ._contract._rules import PermissionRule
-from ._errors import ConfigurationError
-from ._hook_http import HttpHook
+from .._contract._rules import PermissionRule
+from .._errors import ConfigurationError
+from ._http import HttpHook
 
 __all__ = [
     "CLAUDE_CODE_HOOK_EVENTS",

@@ -13,8 +13,8 @@ names (``Edit|Write``, ``Edit, Write``); anything else is an unanchored
 regular expression, and one that does not compile matches nothing.  A
 handler's ``if`` (a permission rule, ``Bash(git push:*)``) narrows it to the
 calls that rule matches.  Hook types: ``command`` and ``http``
-(:mod:`trioexec._hook_http`); reading a settings file is
-:mod:`trioexec._hook_settings`.
+(:mod:`trioexec._hooks._http`); reading a settings file is
+:mod:`trioexec._hooks._settings`.
 
 :func:`run_hooks` runs the matching hooks of one event concurrently, each under
 its own timeout (default 600 s); identical commands (and the same Python hook
@@ -34,18 +34,18 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 import attrs
 import trio
 
-from ._contract._format_error import exception_text
-from ._groups import collapse_cancelled
-from ._hook_command import interpret_command_run, run_command
-from ._hook_http import HttpHook, post_hook
-from ._hook_output import HookBlockingError, HookOutput, HookResult, result_from_output
-from ._hook_settings import parse_hooks_section
-from ._models import JSONObject, JSONValue
+from .._contract._format_error import exception_text
+from .._groups import collapse_cancelled
+from .._models import JSONObject, JSONValue
+from ._command import interpret_command_run, run_command
+from ._http import HttpHook, post_hook
+from ._output import HookBlockingError, HookOutput, HookResult, result_from_output
+from ._settings import parse_hooks_section
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ._hook_background import BackgroundHooks
+    from ._background import BackgroundHooks
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
@@ -166,7 +166,7 @@ class HookEntry:
     condition: str | None = None
     """The handler's ``if``: a permission rule (``Bash(git *)``) the call must match."""
     run_async: bool = False
-    """``async: true``: runs in the background of the run (:mod:`trioexec._hook_background`);
+    """``async: true``: runs in the background of the run (:mod:`trioexec._hooks._background`);
     the call does not wait for it and it cannot block, decide or rewrite the input."""
     rewake: bool = False
     """``asyncRewake: true`` (implies ``async``): its exit-2 stderr also reaches the model

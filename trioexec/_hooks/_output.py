@@ -22,8 +22,8 @@ from typing import Literal, TypeAlias, TypeVar, cast
 
 import attrs
 
-from ._models import JSONValue
-from ._texts import hook_denied_message, hook_error_message
+from .._models import JSONValue
+from .._texts import hook_denied_message, hook_error_message
 
 __all__ = [
     "HookBlockingError",

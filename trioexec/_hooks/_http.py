@@ -27,7 +27,7 @@ from collections.abc import Mapping
 import attrs
 import trio
 
-from ._hook_output import HookResult, parse_hook_json, result_from_output
+from ._output import HookResult, parse_hook_json, result_from_output
 
 __all__ = ["HTTP_RESPONSE_LIMIT", "HttpHook", "post_hook", "url_allowed"]
 

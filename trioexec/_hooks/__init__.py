@@ -1,0 +1,1 @@
+"""Claude Code hooks: configuration, running them (command, HTTP), combining answers."""
