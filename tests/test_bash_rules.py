@@ -1,7 +1,7 @@
 """Matching a set of ``Bash(content)`` rules at once: the same answer as rule by rule.
 
 The permission chain hands ``Bash`` every content rule of one behavior together
-(:func:`trioexec._bash_rules.match_bash_rules`); whatever the line, the answer
+(:func:`trioexec._guard._bash_rules.match_bash_rules`); whatever the line, the answer
 must be the one :func:`~trioexec.permissions.match_bash_rule` gives for some
 rule of the set.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from trioexec import CallContext, GuardRails, ToolUse
-from trioexec._bash_rules import match_bash_rules
+from trioexec._guard._bash_rules import match_bash_rules
 from trioexec.lowlevel import authorize_call
 from trioexec.permissions import RuleBehavior, match_bash_rule
 from trioexec.tools import BashTool

@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from trioexec import GuardRails, PermissionResult, ToolUse, run_tools
-from trioexec._settings import AUTO_MODE_NOTE, load_settings
+from trioexec._guard._settings import AUTO_MODE_NOTE, load_settings
 from trioexec._texts import dont_ask_denied_message
 from trioexec.permissions import PermissionContext
 from trioexec.tools import default_tools

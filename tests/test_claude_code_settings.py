@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from trioexec import GuardRails, Tool, ToolUse, run_tools
-from trioexec._settings import SettingsFile, default_settings_paths, load_settings
+from trioexec._guard._settings import SettingsFile, default_settings_paths, load_settings
 from trioexec.tools import default_tools
 
 if TYPE_CHECKING:
@@ -321,7 +321,7 @@ async def test_disable_all_hooks_turns_hooks_off_but_not_managed_ones(tmp_path: 
 def test_managed_settings_have_the_highest_precedence(tmp_path: Path) -> None:
     """ "Managed settings ... Nothing below can override these"; on Linux they are
     ``/etc/claude-code/managed-settings.json`` (``getManagedFilePath``: ``'/etc/claude-code'``)."""
-    from trioexec._settings import MANAGED_SETTINGS_DIR
+    from trioexec._guard._settings import MANAGED_SETTINGS_DIR
 
     assert str(MANAGED_SETTINGS_DIR) in (
         "/etc/claude-code",

@@ -25,9 +25,9 @@ from trioexec import (
     function_tool,
     run_tools,
 )
-from trioexec._bash_rules import match_bash_rule
 from trioexec._contract._permission_context import PermissionContext
-from trioexec._guard import PostToolUseVerdict, PreToolUseVerdict, after_call, authorize_call
+from trioexec._guard._bash_rules import match_bash_rule
+from trioexec._guard._rails import PostToolUseVerdict, PreToolUseVerdict, after_call, authorize_call
 from trioexec._hooks._config import HookInput, HookSet
 from trioexec._hooks._output import HookBlockingError, HookOutput
 from trioexec._texts import REJECT_MESSAGE

@@ -19,7 +19,7 @@ import pytest
 import trio
 
 from trioexec import CallContext, PermissionResult, Tool, ToolResult, ToolUse
-from trioexec._guard import GuardRails, after_call, authorize_call
+from trioexec._guard._rails import GuardRails, after_call, authorize_call
 from trioexec._hooks._command import CommandRun, interpret_command_run, run_command
 from trioexec._hooks._config import HookSet
 from trioexec._hooks._output import HookResult

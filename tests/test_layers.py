@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "trioexec"
 PURE = [
     "trioexec._call",
     "trioexec._errors",
-    "trioexec._file_access",
+    "trioexec._guard._file_access",
     "trioexec._contract._function_tool",
     "trioexec._gate",
     "trioexec._hooks._output",
@@ -30,7 +30,7 @@ PURE = [
     "trioexec._partition",
     "trioexec._contract._path_access",
     "trioexec._contract._permission_context",
-    "trioexec._protected",
+    "trioexec._guard._protected",
     "trioexec._contract._rules",
     "trioexec._start_rule",
     "trioexec._texts",

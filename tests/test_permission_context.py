@@ -15,7 +15,7 @@ from trioexec._contract._permission_context import (
     mode_from_name,
     normalize_mode,
 )
-from trioexec._guard import authorize_call
+from trioexec._guard._rails import authorize_call
 from trioexec.testing import ScriptedTool
 
 if TYPE_CHECKING:

@@ -9,11 +9,11 @@ import pytest
 
 import trioexec
 from trioexec import CallContext, ConfigurationError, PermissionResult, Tool, ToolUse, function_tool
-from trioexec._bash_rules import match_bash_rule
 from trioexec._contract._permission_context import PermissionContext
 from trioexec._contract._rules import PermissionRule, RuleBehavior
-from trioexec._path_rules import match_path_rule
-from trioexec._permissions import check_permission_chain
+from trioexec._guard._bash_rules import match_bash_rule
+from trioexec._guard._chain import check_permission_chain
+from trioexec._guard._path_rules import match_path_rule
 from trioexec._texts import permission_denied_message, permission_not_granted_message
 
 if TYPE_CHECKING:

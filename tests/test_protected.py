@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trioexec._protected import (
+from trioexec._guard._protected import (
     PROTECTED_DIRS,
     PROTECTED_FILES,
     protected_path_reason,

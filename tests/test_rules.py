@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec._bash_rules import match_bash_rule
 from trioexec._contract._rules import PermissionRule
-from trioexec._path_rules import match_path_rule
+from trioexec._guard._bash_rules import match_bash_rule
+from trioexec._guard._path_rules import match_path_rule
 from trioexec._shell._syntax import split_bash_command
 
 # --- parsing ------------------------------------------------------------------------------

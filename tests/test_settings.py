@@ -10,9 +10,9 @@ import pytest
 
 from trioexec import ConfigurationError, PermissionResult
 from trioexec._contract._rules import PermissionRule
-from trioexec._guard import GuardRails
+from trioexec._guard._rails import GuardRails
+from trioexec._guard._settings import default_settings_paths, load_settings
 from trioexec._hooks._config import CommandHook, HookEntry
-from trioexec._settings import default_settings_paths, load_settings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

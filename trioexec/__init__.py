@@ -37,8 +37,11 @@ from ._events import CallEvent as CallEvent
 from ._events import CallEventKind as CallEventKind
 from ._events import CancelReason as CancelReason
 from ._events import Observer as Observer
-from ._guard import CanUseTool as CanUseTool
-from ._guard import GuardRails as GuardRails
+from ._guard._rails import CanUseTool as CanUseTool
+from ._guard._rails import GuardRails as GuardRails
+from ._guard._settings import Settings as Settings
+from ._guard._settings import default_settings_paths as default_settings_paths
+from ._guard._settings import load_settings as load_settings
 from ._models import Attachment as Attachment
 from ._models import Content as Content
 from ._models import ContentBlock as ContentBlock
@@ -55,9 +58,6 @@ from ._policy import Policy as Policy
 from ._results._budget import ContentReplacementState as ContentReplacementState
 from ._results._message import UserMessage as UserMessage
 from ._results._message import build_user_message as build_user_message
-from ._settings import Settings as Settings
-from ._settings import default_settings_paths as default_settings_paths
-from ._settings import load_settings as load_settings
 from ._stream_adapter import ToolUseAssembler as ToolUseAssembler
 from ._streaming import StreamingExecutor as StreamingExecutor
 from ._streaming import open_streaming_executor as open_streaming_executor

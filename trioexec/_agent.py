@@ -22,7 +22,7 @@ import attrs
 
 from ._contract._registry import ToolRegistry
 from ._errors import ConfigurationError
-from ._guard import GuardRails
+from ._guard._rails import GuardRails
 from ._model_turn import DEFAULT_MAX_TOKENS, TurnOutcome, run_assistant_turn
 from ._models import JSONObject
 from ._results._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState

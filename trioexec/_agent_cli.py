@@ -51,9 +51,9 @@ from ._contract._registry import ToolRegistry
 from ._contract._tool import PermissionResult, Tool
 from ._errors import ConfigurationError, ToolDefinitionError
 from ._events import CallEvent, Observer
-from ._guard import GuardRails
+from ._guard._rails import GuardRails
+from ._guard._settings import default_settings_paths
 from ._models import ProgressUpdate, ToolResult, ToolUse
-from ._settings import default_settings_paths
 from ._texts import describe_tool_use
 from ._transcript import Transcript, default_transcript_path
 

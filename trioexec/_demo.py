@@ -24,7 +24,7 @@ import trio
 
 from ._demo_recording import RECORDED_TURNS, RecordedEvent, write_workspace
 from ._events import CallEvent, Observer
-from ._guard import GuardRails
+from ._guard._rails import GuardRails
 from ._live import LiveDisplay
 from ._models import JSONObject, JSONValue, ResultUpdate, ToolResult, ToolUse, Update
 from ._results._budget import ContentReplacementState

@@ -26,9 +26,9 @@ from ._contract._format_error import format_tool_error
 from ._contract._tool import CallContext, ContextModifier, Tool, ToolOutput
 from ._contract._validation import input_error_text, validate
 from ._events import CallEvent, ObserverSet
-from ._file_access import denial_before_validation, path_access_of, protected_write
 from ._groups import is_cancellation, split_cancelled
-from ._guard import GuardRails, PostToolUseVerdict, after_call, authorize_call
+from ._guard._file_access import denial_before_validation, path_access_of, protected_write
+from ._guard._rails import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from ._hooks._background import BackgroundHooks
 from ._models import Attachment, ResultUpdate, ToolResult, ToolUse
 from ._results._persist import (

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from ._contract._tool import Tool
     from ._events import Observer
-    from ._guard import GuardRails
+    from ._guard._rails import GuardRails
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

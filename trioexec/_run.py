@@ -29,7 +29,7 @@ from ._contract._registry import ToolRegistry
 from ._core import RunCore
 from ._events import ObserverSet
 from ._groups import first_cancelled, is_cancellation, single_exception
-from ._guard import background_hooks
+from ._guard._rails import background_hooks
 from ._lifecycle import CallEnv
 from ._solo import SoloGate
 from ._timeouts import TimeoutWatch
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from ._contract._tool import Tool
     from ._events import Observer
-    from ._guard import GuardRails
+    from ._guard._rails import GuardRails
     from ._policy import Policy
     from ._timeouts import ToolTimeouts
     from ._update_channel import UpdateSink

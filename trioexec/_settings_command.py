@@ -1,7 +1,7 @@
 """``trioexec settings check [FILE...]``: every problem of the settings, then what is in force.
 
 Without files it checks the standard ones (user, project, local, managed;
-:func:`~trioexec._settings.default_settings_paths`).  It prints one line per
+:func:`~trioexec._guard._settings.default_settings_paths`).  It prints one line per
 problem (``{file}: {field}: {problem}``, the likely intended spelling named),
 then the effective merged settings as JSON, and exits 1 when there is a
 problem (a file that cannot be read or has a field of the wrong type counts),
@@ -69,7 +69,7 @@ def check_settings(files: list[Path]) -> int:
     Returns:
         1 when there is a problem, else 0.
     """
-    from ._settings import SettingsSource, default_settings_paths, load_settings
+    from ._guard._settings import SettingsSource, default_settings_paths, load_settings
 
     sources: list[SettingsSource] = [*files] if files else [*default_settings_paths()]
     quiet = logging.getLogger("trioexec.settings")

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ._contract._registry import ToolRegistry
     from ._contract._tool import ContextState, Tool
     from ._events import Observer
-    from ._guard import GuardRails
+    from ._guard._rails import GuardRails
     from ._texts import SyntheticTexts
     from ._timeouts import ToolTimeouts
     from ._turn import Turn

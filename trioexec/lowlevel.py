@@ -13,10 +13,10 @@ from __future__ import annotations
 from . import _util
 from ._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
 from ._contract._schema import schema_for_attrs as schema_for_attrs
-from ._guard import PostToolUseVerdict as PostToolUseVerdict
-from ._guard import PreToolUseVerdict as PreToolUseVerdict
-from ._guard import after_call as after_call
-from ._guard import authorize_call as authorize_call
+from ._guard._rails import PostToolUseVerdict as PostToolUseVerdict
+from ._guard._rails import PreToolUseVerdict as PreToolUseVerdict
+from ._guard._rails import after_call as after_call
+from ._guard._rails import authorize_call as authorize_call
 from ._models import Batch as Batch
 from ._partition import partition_tool_calls as partition_tool_calls
 from ._process import ProcessResult as ProcessResult

@@ -12,16 +12,16 @@ target (``.git/config``, ``~/.bashrc``) must always be asked about.
 from __future__ import annotations
 
 from . import _util
-from ._bash_rules import match_bash_rule as match_bash_rule
 from ._contract._path_access import PathAccess as PathAccess
 from ._contract._permission_context import PermissionContext as PermissionContext
 from ._contract._permission_context import PermissionMode as PermissionMode
 from ._contract._permission_context import PermissionModeName as PermissionModeName
 from ._contract._rules import PermissionRule as PermissionRule
 from ._contract._rules import RuleBehavior as RuleBehavior
-from ._path_rules import match_path_rule as match_path_rule
-from ._permissions import check_permission_chain as check_permission_chain
-from ._protected import protected_path_reason as protected_path_reason
+from ._guard._bash_rules import match_bash_rule as match_bash_rule
+from ._guard._chain import check_permission_chain as check_permission_chain
+from ._guard._path_rules import match_path_rule as match_path_rule
+from ._guard._protected import protected_path_reason as protected_path_reason
 from ._shell._syntax import split_bash_command as split_bash_command
 
 __all__ = [

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from trioexec._contract._tool import ContextState, Tool
     from trioexec._events import Observer
     from trioexec._gate import ResultOrder
-    from trioexec._guard import GuardRails
+    from trioexec._guard._rails import GuardRails
     from trioexec._models import ToolUse, Update
     from trioexec._texts import SyntheticTexts
     from trioexec._timeouts import ToolTimeouts

@@ -33,8 +33,9 @@ from trioexec._contract._format_error import exception_text, format_tool_error
 from trioexec._contract._tool import CallContext, ContextModifier, ToolOutput
 from trioexec._contract._validation import CompiledTool, input_error_text, validate
 from trioexec._events import CallEvent
-from trioexec._file_access import denial_before_validation
-from trioexec._guard import (
+from trioexec._guard._chain import check_permission_chain
+from trioexec._guard._file_access import denial_before_validation
+from trioexec._guard._rails import (
     _NO_OUTCOME,
     _NOTHING_AFTER,
     PostToolUseVerdict,
@@ -52,7 +53,6 @@ from trioexec._hooks._output import HookBlockingError, HookOutput, HookResult, a
 from trioexec._hooks._output import result_from_output as _result_from_output
 from trioexec._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
 from trioexec._models import Attachment, ResultUpdate, ToolResult, ToolUse, content_to_api
-from trioexec._permissions import check_permission_chain
 from trioexec._results._persist import (
     _write_new_file_sync,
     content_size,
@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from trioexec._call import Call, Expiry
     from trioexec._contract._tool import Tool
     from trioexec._events import ObserverSet
-    from trioexec._guard import GuardRails
+    from trioexec._guard._rails import GuardRails
     from trioexec._lifecycle import CallEnv, CallRun
 
 __all__ = [

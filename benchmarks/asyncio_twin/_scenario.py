@@ -28,7 +28,7 @@ import attrs
 from trioexec._contract._permission_context import PermissionContext
 from trioexec._contract._registry import ToolRegistry
 from trioexec._contract._tool import PermissionResult
-from trioexec._guard import GuardRails
+from trioexec._guard._rails import GuardRails
 from trioexec._hooks._config import HookSet
 from trioexec._models import JSONValue, ResultUpdate, ToolResult, Update
 from trioexec._results._budget import ContentReplacementState, choose_replacements

@@ -24,8 +24,8 @@ import pytest
 import trio
 
 from trioexec import GuardRails, ToolUse, run_tools
+from trioexec._guard._settings import default_settings_paths
 from trioexec._results._message import record_text
-from trioexec._settings import default_settings_paths
 from trioexec.tools import default_tools
 
 HOOKS = Path(__file__).parent / "hooks"

@@ -16,7 +16,7 @@ a best effort, to those that read):
 
 The rule content of a declaring tool is a gitignore-style path pattern
 matched against the declared field.  This module is data only: the matching
-lives in :mod:`trioexec._file_access`.
+lives in :mod:`trioexec._guard._file_access`.
 """
 
 from __future__ import annotations

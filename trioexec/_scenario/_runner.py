@@ -44,7 +44,7 @@ from .._contract._permission_context import PermissionContext
 from .._contract._registry import ToolRegistry
 from .._contract._tool import PermissionResult
 from .._events import CallEvent, Observer
-from .._guard import GuardRails
+from .._guard._rails import GuardRails
 from .._hooks._config import HookSet
 from .._models import JSONValue, ResultUpdate, ToolResult, Update
 from .._results._budget import ContentReplacementState, apply_message_budget

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import trio
 
-from .._bash_rules import match_bash_rule
 from .._contract._tool import PermissionResult, Tool, ToolOutput
-from .._path_rules import match_path_rule
+from .._guard._bash_rules import match_bash_rule
+from .._guard._path_rules import match_path_rule
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from .._contract._tool import CallContext, InterruptBehavior, PermissionResult, Tool
-from .._file_access import path_rule_covers as _path_rule_covers
+from .._guard._file_access import path_rule_covers as _path_rule_covers
 from .._texts import edit_denied_message, read_denied_message
 from ._paths import OutsideRootError, absolute_path, resolve_path
 from ._responses import reported_response

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from .._bash_rules import match_bash_rule, match_bash_rules
 from .._contract._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
+from .._guard._bash_rules import match_bash_rule, match_bash_rules
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._shell._read_only import is_read_only_command
 from .._texts import command_denied_message

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 import attrs
 
 from .._contract._tool import PermissionResult
-from .._file_access import Resolver
-from .._path_rules import match_path_rule
-from .._protected import protected_path_reason
+from .._guard._file_access import Resolver
+from .._guard._path_rules import match_path_rule
+from .._guard._protected import protected_path_reason
 from .._shell._syntax import ShellAnalysis, Word, analyse
 from .._shell._views import UNSURE, command_views, nested_scripts, write_targets
 from .._texts import read_denied_message, sensitive_file_message
@@ -267,7 +267,7 @@ def _rules_cover(
 ) -> bool:
     """A Read deny rule covers ``path`` as written or, when it exists, with symlinks resolved
     (``real``; matched against ``cwd`` as written and resolved, as
-    :func:`~trioexec._file_access.path_rule_covers` does).
+    :func:`~trioexec._guard._file_access.path_rule_covers` does).
 
     A path that does not exist cannot be read (no earlier command of the line
     can put a denied file's contents there without naming it), so only
@@ -354,7 +354,7 @@ def protected_write_target(command: str, cwd: Path) -> tuple[str, str | None] | 
 
     Every write target of :func:`write_target_words` is resolved against the
     working directory and every ``cd`` target and judged by
-    :func:`trioexec._protected.protected_path_reason` (as written and with
+    :func:`trioexec._guard._protected.protected_path_reason` (as written and with
     symlinks resolved; a file with other hard links counts, since a
     redirection writes into it).  A target the shell computes (``> $F``,
     ``> *.log``) cannot be judged: ``(as written, None)``.

@@ -9,7 +9,7 @@ import attrs
 import trio
 
 from .._contract._path_access import PathAccess
-from .._file_access import denial_before_validation
+from .._guard._file_access import denial_before_validation
 from ._base import (
     BINARY_SNIFF_BYTES,
     FileToolError,

@@ -20,7 +20,7 @@ import trio
 
 from .._contract._path_access import PathAccess
 from .._contract._tool import PermissionResult
-from .._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
+from .._guard._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
 from ._base import FileToolError, PathTool
 from ._globs import GlobPatternError, compile_glob, expand_braces, has_magic
 from ._ignore import FileSelection, is_hidden_pattern, walk_selected

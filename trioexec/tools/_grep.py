@@ -22,7 +22,7 @@ import attrs
 import trio
 
 from .._contract._path_access import PathAccess
-from .._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
+from .._guard._file_access import NOTHING_HIDDEN, ReadFilter, read_filter
 from ._base import BINARY_SNIFF_BYTES, FileToolError, PathTool, looks_binary
 from ._filetypes import UnknownFileTypeError, type_matcher
 from ._globs import GlobPatternError, compile_glob, expand_braces
@@ -183,9 +183,9 @@ class GrepTool(PathTool[Mapping[str, "JSONValue"]]):
     directories are skipped; symlinked files that lead outside the workspace
     root are skipped too, and so, without a word, are files a ``Read`` or
     ``Grep`` deny or ask rule covers (``ctx.permissions``;
-    :func:`~trioexec._file_access.read_filter`): never read, named or counted.  The search runs in a
-    worker thread that checks for cancellation between files (ripgrep, when
-    used, in a subprocess killed on cancellation).
+    :func:`~trioexec._guard._file_access.read_filter`): never read, named or
+    counted.  The search runs in a worker thread that checks for cancellation
+    between files (ripgrep, when used, in a subprocess killed on cancellation).
 
     Args:
         root: the workspace root (see :class:`PathTool`).

@@ -9,7 +9,7 @@ import attrs
 import trio
 
 from .._contract._path_access import PathAccess
-from .._file_access import denial_before_validation
+from .._guard._file_access import denial_before_validation
 from ._base import FileToolError, PathTool, open_regular, write_text, written_message
 from ._responses import Reported, structured_patch
 

@@ -10,7 +10,7 @@ module three things:
   *or* with symlinks resolved; an allow rule must cover it both ways, so a
   symlink can neither lead around a deny rule nor out of an allowed tree.
 - :func:`protected_write`: a write to a protected path
-  (:func:`~trioexec._protected.protected_path_reason`) asks, in every mode,
+  (:func:`~trioexec._guard._protected.protected_path_reason`) asks, in every mode,
   with Claude Code's text ``Claude requested permissions to edit {path}
   which is a sensitive file.``
 - :func:`denial_before_validation`: a deny rule covering the path answers
@@ -33,21 +33,21 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._contract._path_access import PathAccess
-from ._contract._tool import PermissionResult
-from ._path_rules import match_path_rule
-from ._protected import protected_reason_resolved
-from ._texts import (
+from .._contract._path_access import PathAccess
+from .._contract._tool import PermissionResult
+from .._texts import (
     edit_denied_message,
     permission_denied_message,
     read_denied_message,
     sensitive_file_message,
 )
+from ._path_rules import match_path_rule
+from ._protected import protected_reason_resolved
 
 if TYPE_CHECKING:
-    from ._contract._permission_context import PermissionContext
-    from ._contract._rules import RuleBehavior
-    from ._contract._tool import CallContext, Tool
+    from .._contract._permission_context import PermissionContext
+    from .._contract._rules import RuleBehavior
+    from .._contract._tool import CallContext, Tool
 
 __all__ = [
     "NOTHING_HIDDEN",

@@ -23,24 +23,22 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import attrs
 import trio
 
-from ._contract._permission_context import (
+from .._contract._permission_context import (
     PermissionContext,
     PermissionModeName,
     claude_code_mode_name,
 )
-from ._contract._rules import PermissionRule
-from ._contract._tool import CallContext, PermissionResult, is_mcp_tool
-from ._contract._validation import CompiledTool, compile_tool, input_error_text, validate
-from ._groups import collapse_cancelled
-from ._hooks._background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
-from ._hooks._config import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
-from ._hooks._http import HttpHook
-from ._hooks._output import HookOutcome, aggregate
-from ._misuse import check_callback
-from ._models import Attachment, JSONValue, content_to_api
-from ._permissions import check_permission_chain
-from ._settings import SettingsSource, load_settings
-from ._texts import (
+from .._contract._rules import PermissionRule
+from .._contract._tool import CallContext, PermissionResult, is_mcp_tool
+from .._contract._validation import CompiledTool, compile_tool, input_error_text, validate
+from .._groups import collapse_cancelled
+from .._hooks._background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
+from .._hooks._config import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
+from .._hooks._http import HttpHook
+from .._hooks._output import HookOutcome, aggregate
+from .._misuse import check_callback
+from .._models import Attachment, JSONValue, content_to_api
+from .._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
     STOPPED_BY_POST_TOOL_USE_HOOK,
@@ -49,10 +47,12 @@ from ._texts import (
     permission_not_granted_message,
     stopped_by_pre_tool_use_hook,
 )
+from ._chain import check_permission_chain
+from ._settings import SettingsSource, load_settings
 
 if TYPE_CHECKING:
-    from ._contract._tool import Tool
-    from ._models import ToolResult, ToolUse
+    from .._contract._tool import Tool
+    from .._models import ToolResult, ToolUse
 
 __all__ = [
     "CanUseTool",

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ._shell._syntax import Redirect, Word, analyse
-from ._shell._views import (
+from .._shell._syntax import Redirect, Word, analyse
+from .._shell._views import (
     UNSURE,
     View,
     command_views,
@@ -34,7 +34,7 @@ from ._shell._views import (
 )
 
 if TYPE_CHECKING:
-    from ._contract._rules import RuleBehavior
+    from .._contract._rules import RuleBehavior
 
 __all__ = ["match_bash_rule", "match_bash_rules", "writes_outside_working_directory"]
 

@@ -34,12 +34,12 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from ._contract._permission_context import PermissionContext, PermissionMode, mode_from_name
-from ._contract._rules import PermissionRule
-from ._errors import ConfigurationError
-from ._hooks._config import HookSet
-from ._hooks._http import HttpHook, url_allowed
-from ._hooks._settings import suggestion
+from .._contract._permission_context import PermissionContext, PermissionMode, mode_from_name
+from .._contract._rules import PermissionRule
+from .._errors import ConfigurationError
+from .._hooks._config import HookSet
+from .._hooks._http import HttpHook, url_allowed
+from .._hooks._settings import suggestion
 
 __all__ = [
     "AUTO_MODE_NOTE",
@@ -262,7 +262,7 @@ class Settings:
 
 
 def _claude_code_mode(mode: PermissionMode) -> str:
-    from ._contract._permission_context import claude_code_mode_name
+    from .._contract._permission_context import claude_code_mode_name
 
     return claude_code_mode_name(mode)
 

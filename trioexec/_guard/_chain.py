@@ -29,7 +29,7 @@ every part.  Rules name a tool by its name or a deprecated alias.
 A tool declaring :class:`~trioexec.PathAccess` is also governed by the rules
 of its families (``Read`` for a reader, ``Edit`` for a writer: ``Edit(...)``
 rules govern ``Write``), and its rule content is a path pattern matched
-against the declared field (:mod:`trioexec._file_access`).
+against the declared field (:mod:`trioexec._guard._file_access`).
 
 A tool whose ``match_rule_content`` answers None (the base class; a function
 tool without a ``rule_matcher``) cannot say whether ``Tool(content)``
@@ -43,8 +43,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ._contract._rules import PermissionRule, RuleBehavior
-from ._contract._tool import PermissionResult
+from .._contract._rules import PermissionRule, RuleBehavior
+from .._contract._tool import PermissionResult
+from .._texts import permission_denied_message, plan_mode_denied_message
 from ._file_access import (
     Resolver,
     path_access_of,
@@ -53,12 +54,11 @@ from ._file_access import (
     protected_write,
     rule_names,
 )
-from ._texts import permission_denied_message, plan_mode_denied_message
 
 if TYPE_CHECKING:
-    from ._contract._path_access import PathAccess
-    from ._contract._permission_context import PermissionContext
-    from ._contract._tool import CallContext, Tool
+    from .._contract._path_access import PathAccess
+    from .._contract._permission_context import PermissionContext
+    from .._contract._tool import CallContext, Tool
 
 __all__ = ["check_permission_chain"]
 

@@ -1,0 +1,1 @@
+"""Who may run what: the permission chain, rules, protected paths, settings files."""
