@@ -161,7 +161,7 @@ def shared_parts(
         root: the repository root; file names are relative to it.
         own_files: the runtime's own files.
         other_files: the other runtime's named files, as module paths
-            (``trioexec/_core.py`` is imported as ``trioexec._core``).
+            (``trioexec/_core/_run.py`` is imported as ``trioexec._core._run``).
 
     Returns:
         other file -> the counts of its shared parts (files nothing is taken from are left out).
@@ -233,15 +233,15 @@ def shared_parts(
 
 
 TRIOEXEC_FILES = (
-    "trioexec/_run.py",
-    "trioexec/_core.py",
-    "trioexec/_cancel.py",
-    "trioexec/_batch.py",
-    "trioexec/_streaming.py",
-    "trioexec/_timeouts.py",
+    "trioexec/_core/_frame.py",
+    "trioexec/_core/_run.py",
+    "trioexec/_core/_cancel.py",
+    "trioexec/_core/_batch.py",
+    "trioexec/_core/_streaming.py",
+    "trioexec/_core/_timeouts.py",
     "trioexec/_groups.py",
-    "trioexec/_lifecycle.py",
-    "trioexec/_turn.py",
+    "trioexec/_core/_lifecycle.py",
+    "trioexec/_core/_turn.py",
 )
 """trioexec's orchestrator: a run's frame, the run core, cancellation, both front ends, time limits,
 exception groups, one call's lifecycle, the turn (the pure parts both runtimes use are

@@ -1,11 +1,11 @@
-"""The call record's own rules (``trioexec._call``): ids, and the answers decided per call."""
+"""The call record's own rules (``trioexec._core._call``): ids, and the answers decided per call."""
 
 from __future__ import annotations
 
 import pytest
 
 from trioexec import ToolUse
-from trioexec._call import id_problem, unknown_tool_outcome
+from trioexec._core._call import id_problem, unknown_tool_outcome
 
 
 @pytest.mark.parametrize("tool_id", ["toolu_01AbC", "a", "x-y_z9"])

@@ -1,4 +1,4 @@
-"""Why calls are stopped and what they are answered (``trioexec._cancel``), and the grace watchdog.
+"""Why calls are stopped and what they are answered (``_core._cancel``), and the grace watchdog.
 
 End-to-end cascade, interrupt, abort and discard behaviour is in
 ``test_cancellation.py``; this file checks the pieces on their own.
@@ -11,8 +11,8 @@ import trio.testing
 from helpers import REJECT, make_tool, use
 
 from trioexec import ToolResult, ToolUse, Turn, open_streaming_executor, run_tools
-from trioexec._call import Admission, Call, CallOutcome
-from trioexec._cancel import (
+from trioexec._core._call import Admission, Call, CallOutcome
+from trioexec._core._cancel import (
     NEVER_STARTED_BATCH,
     Cancellation,
     GraceWatchdog,

@@ -84,7 +84,7 @@ def test_quick_run_writes_every_section_with_a_row_per_size(quick_report: Path) 
     assert len(tool_rows) == 4  # a cost row and a ratio row per size
     assert "](trio-vs-asyncio.svg)" in doc
     assert "load average" in doc
-    assert "`trioexec/_cancel.py`" in doc
+    assert "`trioexec/_core/_cancel.py`" in doc
     assert "`benchmarks/asyncio_twin/_scope.py`" in doc
     assert "| twin |" in doc  # the twin's latency row
 

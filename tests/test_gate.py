@@ -1,10 +1,10 @@
-"""The ordered gate on its own (``trioexec._gate``): no run, no trio, hand-set call states."""
+"""The ordered gate on its own (``trioexec._core._gate``): no run, no trio, hand-set call states."""
 
 from __future__ import annotations
 
 from trioexec import ToolResult, ToolUse
-from trioexec._call import Admission, Call, CallOutcome, CallState
-from trioexec._gate import OrderedGate, ResultOrder
+from trioexec._core._call import Admission, Call, CallOutcome, CallState
+from trioexec._core._gate import OrderedGate, ResultOrder
 
 SAFE = Admission(safe=True)
 

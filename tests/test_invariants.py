@@ -19,7 +19,7 @@ from helpers import NOT_NOW, REJECT, Recorder, live_tasks, make_tool, use
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import trioexec._concurrency
+import trioexec._core._concurrency
 from trioexec import (
     CallEvent,
     ProgressUpdate,
@@ -157,7 +157,7 @@ def expected_duration(uses: list[ToolUse], limit: int) -> float:
     limit=st.sampled_from([1, 2, 3, None]),
     stop=st.none()
     | st.tuples(st.sampled_from(["interrupt", "abort"]), st.sampled_from([0.0, 0.5, 1.0, 2.5])),
-    wave=st.sampled_from([trioexec._concurrency.START_WAVE, 1, 2, 3]),
+    wave=st.sampled_from([trioexec._core._concurrency.START_WAVE, 1, 2, 3]),
 )
 def test_batch_invariants(
     calls: list[tuple[str, float, bool]],
@@ -201,11 +201,12 @@ def test_batch_invariants(
         assert live_tasks() <= before  # I4
         return outcome.results, trio.current_time()
 
-    default_wave, trioexec._concurrency.START_WAVE = trioexec._concurrency.START_WAVE, wave
+    concurrency = trioexec._core._concurrency
+    default_wave, concurrency.START_WAVE = concurrency.START_WAVE, wave
     try:
         results, elapsed = run_virtual(scenario)
     finally:
-        trioexec._concurrency.START_WAVE = default_wave
+        trioexec._core._concurrency.START_WAVE = default_wave
     order = [u.id for u in uses]
     safe = {u.id: is_safe(u.name, dict(u.input)) for u in uses}
     # I1 + I2: exactly one result per call, in tool_use order, matching the log.
@@ -368,7 +369,7 @@ class StreamRun:
     ops=op_lists,
     limit=st.sampled_from([1, 2, 3, None]),
     order_mode=st.sampled_from(["arrival", "arrival", "completion"]),
-    wave=st.sampled_from([trioexec._concurrency.START_WAVE, 1, 2, 3]),
+    wave=st.sampled_from([trioexec._core._concurrency.START_WAVE, 1, 2, 3]),
 )
 def test_streaming_invariants(
     ops: list[tuple[float, tuple[Any, ...]]], limit: int | None, order_mode: str, wave: int
@@ -412,11 +413,12 @@ def test_streaming_invariants(
                 run.updates.extend(executor.drain_nowait())
         assert live_tasks() <= before  # I4: nothing the executor started is alive
 
-    default_wave, trioexec._concurrency.START_WAVE = trioexec._concurrency.START_WAVE, wave
+    concurrency = trioexec._core._concurrency
+    default_wave, concurrency.START_WAVE = concurrency.START_WAVE, wave
     try:
         run_virtual(scenario)
     finally:
-        trioexec._concurrency.START_WAVE = default_wave
+        trioexec._core._concurrency.START_WAVE = default_wave
     for kind in sorted({kind for kind, _ in run.marks if kind != "add"}):
         hypothesis.event(f"op: {kind}")
     for kind in sorted({e.reason or "" for e in run.recorder.of_kind("cancelled")}):

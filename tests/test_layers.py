@@ -19,20 +19,20 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "trioexec"
 
 PURE = [
-    "trioexec._call",
+    "trioexec._core._call",
     "trioexec._errors",
     "trioexec._guard._file_access",
     "trioexec._contract._function_tool",
-    "trioexec._gate",
+    "trioexec._core._gate",
     "trioexec._hooks._output",
     "trioexec._models",
-    "trioexec._own_context",
-    "trioexec._partition",
+    "trioexec._core._taskless",
+    "trioexec._core._partition",
     "trioexec._contract._path_access",
     "trioexec._contract._permission_context",
     "trioexec._guard._protected",
     "trioexec._contract._rules",
-    "trioexec._start_rule",
+    "trioexec._core._start_rule",
     "trioexec._texts",
     "trioexec._contract._tool",
     "trioexec._util",
@@ -155,7 +155,7 @@ def test_the_import_reader_sees_relative_type_only_and_local_imports() -> None:
     graph = _graph(runtime_only=False)
     assert "trioexec._contract._rules" in graph["trioexec._contract._permission_context"]
     assert "trioexec._contract._tool" in graph["trioexec.tools._base"]  # ``from .._tool import``
-    assert graph["trioexec"] >= {"trioexec._batch", "trioexec._contract._tool"}
+    assert graph["trioexec"] >= {"trioexec._core._batch", "trioexec._contract._tool"}
 
 
 def test_no_import_cycle_anywhere_in_the_package() -> None:

@@ -25,7 +25,7 @@ from trioexec import (
     function_tool,
     run_tools,
 )
-from trioexec._solo import SoloGate
+from trioexec._core._solo import SoloGate
 from trioexec.hooks import HookInput, HookOutput, HookSet
 
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from trioexec import ToolUse
-from trioexec._events import CallEvent
+from trioexec._core._events import CallEvent
 from trioexec._live import LiveDisplay, progress_text
 from trioexec._terminal import cells, crop
 from trioexec.tools import BashProgress

@@ -18,7 +18,7 @@ import trio
 import trio.testing
 
 from trioexec import CallContext, CallEvent, Observer, ProgressSender, Tool, ToolUse, run_tools
-from trioexec._own_context import in_own_context
+from trioexec._core._taskless import in_own_context
 
 SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="caller's")
 

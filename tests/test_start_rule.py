@@ -1,10 +1,10 @@
-"""The start rule on its own (``trioexec._start_rule``): no run, no trio, hand-made calls."""
+"""The start rule on its own (``trioexec._core._start_rule``): no run, no trio, hand-made calls."""
 
 from __future__ import annotations
 
 from trioexec import ToolUse
-from trioexec._call import Admission, Call
-from trioexec._start_rule import Executing
+from trioexec._core._call import Admission, Call
+from trioexec._core._start_rule import Executing
 
 SAFE = Admission(safe=True)
 UNSAFE = Admission(safe=False)

@@ -35,7 +35,7 @@ from trioexec import (
     open_streaming_executor,
     run_tools,
 )
-from trioexec._concurrency import START_WAVE
+from trioexec._core._concurrency import START_WAVE
 from trioexec.testing import SCRIPTED_INPUT_SCHEMA
 
 READ = make_tool("Read")

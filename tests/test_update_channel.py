@@ -8,7 +8,7 @@ import trio.testing
 from helpers import make_tool, use
 
 from trioexec import ProgressUpdate, ResultUpdate, ToolResult, open_streaming_executor
-from trioexec._update_channel import open_update_channel
+from trioexec._core._update_channel import open_update_channel
 from trioexec.lowlevel import UpdateReceiveChannel
 
 TOOLS = [make_tool("Read")]

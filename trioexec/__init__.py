@@ -17,8 +17,6 @@ submodules, as in trio:
 from __future__ import annotations
 
 from . import _util, hooks, lowlevel, permissions, results  # noqa: F401  (reachable as attributes)
-from ._batch import RunOutcome as RunOutcome
-from ._batch import run_tools as run_tools
 from ._contract._function_tool import function_tool as function_tool
 from ._contract._registry import ToolRegistry as ToolRegistry
 from ._contract._tool import CallContext as CallContext
@@ -29,14 +27,20 @@ from ._contract._tool import PermissionResult as PermissionResult
 from ._contract._tool import ProgressSender as ProgressSender
 from ._contract._tool import Tool as Tool
 from ._contract._tool import ToolOutput as ToolOutput
+from ._core._batch import RunOutcome as RunOutcome
+from ._core._batch import run_tools as run_tools
+from ._core._events import CallEvent as CallEvent
+from ._core._events import CallEventKind as CallEventKind
+from ._core._events import CancelReason as CancelReason
+from ._core._events import Observer as Observer
+from ._core._policy import Policy as Policy
+from ._core._streaming import StreamingExecutor as StreamingExecutor
+from ._core._streaming import open_streaming_executor as open_streaming_executor
+from ._core._turn import Turn as Turn
 from ._errors import ConfigurationError as ConfigurationError
 from ._errors import MalformedBlockError as MalformedBlockError
 from ._errors import ToolDefinitionError as ToolDefinitionError
 from ._errors import TrioexecError as TrioexecError
-from ._events import CallEvent as CallEvent
-from ._events import CallEventKind as CallEventKind
-from ._events import CancelReason as CancelReason
-from ._events import Observer as Observer
 from ._guard._rails import CanUseTool as CanUseTool
 from ._guard._rails import GuardRails as GuardRails
 from ._guard._settings import Settings as Settings
@@ -54,14 +58,10 @@ from ._models import TextBlock as TextBlock
 from ._models import ToolResult as ToolResult
 from ._models import ToolUse as ToolUse
 from ._models import Update as Update
-from ._policy import Policy as Policy
 from ._results._budget import ContentReplacementState as ContentReplacementState
 from ._results._message import UserMessage as UserMessage
 from ._results._message import build_user_message as build_user_message
 from ._stream_adapter import ToolUseAssembler as ToolUseAssembler
-from ._streaming import StreamingExecutor as StreamingExecutor
-from ._streaming import open_streaming_executor as open_streaming_executor
-from ._turn import Turn as Turn
 from ._version import __version__ as __version__
 
 __all__ = [

@@ -49,8 +49,8 @@ import trio
 from ._contract._permission_context import MODE_SPELLINGS
 from ._contract._registry import ToolRegistry
 from ._contract._tool import PermissionResult, Tool
+from ._core._events import CallEvent, Observer
 from ._errors import ConfigurationError, ToolDefinitionError
-from ._events import CallEvent, Observer
 from ._guard._rails import GuardRails
 from ._guard._settings import default_settings_paths
 from ._models import ProgressUpdate, ToolResult, ToolUse

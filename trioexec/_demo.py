@@ -22,17 +22,17 @@ from typing import TYPE_CHECKING, TextIO
 import attrs
 import trio
 
+from ._core._events import CallEvent, Observer
+from ._core._streaming import open_streaming_executor
+from ._core._turn import Turn
 from ._demo_recording import RECORDED_TURNS, RecordedEvent, write_workspace
-from ._events import CallEvent, Observer
 from ._guard._rails import GuardRails
 from ._live import LiveDisplay
 from ._models import JSONObject, JSONValue, ResultUpdate, ToolResult, ToolUse, Update
 from ._results._budget import ContentReplacementState
 from ._results._message import UserMessage, build_user_message
 from ._stream_adapter import ToolUseAssembler
-from ._streaming import open_streaming_executor
 from ._terminal import crop, terminal_size
-from ._turn import Turn
 from .tools import default_tools
 
 if TYPE_CHECKING:

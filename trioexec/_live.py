@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import attrs
 
-from ._events import CallEvent, Observer
+from ._core._events import CallEvent, Observer
 from ._models import ToolResult
 from ._terminal import cells, crop, terminal_size
 from ._texts import describe_tool_use

@@ -11,20 +11,20 @@ time limits (:class:`ToolTimeouts`) and the words of stopped calls
 from __future__ import annotations
 
 from . import _util
-from ._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
 from ._contract._schema import schema_for_attrs as schema_for_attrs
+from ._core._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
+from ._core._partition import partition_tool_calls as partition_tool_calls
+from ._core._timeouts import ToolTimeouts as ToolTimeouts
+from ._core._update_channel import UpdateReceiveChannel as UpdateReceiveChannel
 from ._guard._rails import PostToolUseVerdict as PostToolUseVerdict
 from ._guard._rails import PreToolUseVerdict as PreToolUseVerdict
 from ._guard._rails import after_call as after_call
 from ._guard._rails import authorize_call as authorize_call
 from ._models import Batch as Batch
-from ._partition import partition_tool_calls as partition_tool_calls
 from ._process import ProcessResult as ProcessResult
 from ._process import live_group_members as live_group_members
 from ._process import run_process_group as run_process_group
 from ._texts import SyntheticTexts as SyntheticTexts
-from ._timeouts import ToolTimeouts as ToolTimeouts
-from ._update_channel import UpdateReceiveChannel as UpdateReceiveChannel
 
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",

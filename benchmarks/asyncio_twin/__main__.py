@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from trioexec._core._policy import Policy
 from trioexec._errors import ConfigurationError
-from trioexec._policy import Policy
 from trioexec._scenario._command import _fail, _fail_issues, _session_dir_problem, _write
 from trioexec._scenario._load import ScenarioError, load_scenario
 

@@ -30,17 +30,17 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from trioexec._call import Answer, Call, Expiry, LimitKind
-from trioexec._cancel import (
+from trioexec._core._call import Answer, Call, Expiry, LimitKind
+from trioexec._core._cancel import (
     DEFAULT_GRACE_PERIOD,
     Cancellation,
     cancel_at_end_of_instant,
     raised_outcome,
 )
-from trioexec._core import RunCore
-from trioexec._run import new_run_core
-from trioexec._timeouts import ToolTimeouts
-from trioexec._turn import Turn as _TrioTurn
+from trioexec._core._frame import new_run_core
+from trioexec._core._run import RunCore
+from trioexec._core._timeouts import ToolTimeouts
+from trioexec._core._turn import Turn as _TrioTurn
 
 from ._lifecycle import AsyncioSoloGate, run_call
 from ._loop import at_end_of_instant
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from trioexec._contract._registry import ToolRegistry
     from trioexec._contract._tool import Tool
-    from trioexec._lifecycle import CallEnv
+    from trioexec._core._lifecycle import CallEnv
     from trioexec._models import Update
     from trioexec._texts import SyntheticTexts
 
@@ -274,7 +274,7 @@ class _TwinCancellation(Cancellation):
 
 
 class TwinRunCore(RunCore):
-    """:class:`trioexec._core.RunCore` with asyncio underneath (see the module docstring)."""
+    """:class:`trioexec._core._run.RunCore` with asyncio underneath (see the module docstring)."""
 
     def __init__(self, registry: ToolRegistry, *, env: CallEnv, **options: Any) -> None:  # noqa: ANN401
         grace = options.get("grace_period", DEFAULT_GRACE_PERIOD)
@@ -351,7 +351,7 @@ class TwinRunCore(RunCore):
     def _propagates(
         self, exit_error: BaseException | None, body_error: BaseException | None
     ) -> BaseException | None:
-        """trioexec's rule (``trioexec._run.what_propagates``) with asyncio's exception types."""
+        """trioexec's rule (``_core._frame.what_propagates``) with asyncio's exception types."""
         raised = list(self.faults)
         if (
             body_error is not None

@@ -14,14 +14,14 @@ import contextvars
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from trioexec import _concurrency
-from trioexec._batch import RunOutcome, _admit, _is_safe
-from trioexec._call import unknown_tool_outcome
-from trioexec._cancel import DEFAULT_GRACE_PERIOD
+from trioexec._core import _concurrency
+from trioexec._core._batch import RunOutcome, _admit, _is_safe
+from trioexec._core._call import unknown_tool_outcome
+from trioexec._core._cancel import DEFAULT_GRACE_PERIOD
+from trioexec._core._partition import group_safe_runs
+from trioexec._core._policy import Policy, resolve_policy
 from trioexec._errors import ConfigurationError
 from trioexec._misuse import check_tool_use, checked_tool_uses
-from trioexec._partition import group_safe_runs
-from trioexec._policy import Policy, resolve_policy
 
 from ._core import END, Turn, TwinRunCore, new_twin_core
 
@@ -29,15 +29,15 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
     from pathlib import Path
 
-    from trioexec._call import Call
     from trioexec._contract._registry import ToolRegistry
     from trioexec._contract._tool import ContextState, Tool
-    from trioexec._events import Observer
-    from trioexec._gate import ResultOrder
+    from trioexec._core._call import Call
+    from trioexec._core._events import Observer
+    from trioexec._core._gate import ResultOrder
+    from trioexec._core._timeouts import ToolTimeouts
     from trioexec._guard._rails import GuardRails
     from trioexec._models import ToolUse, Update
     from trioexec._texts import SyntheticTexts
-    from trioexec._timeouts import ToolTimeouts
 
 __all__ = ["RunOutcome", "StreamingExecutor", "open_streaming_executor", "run_tools"]
 

@@ -28,11 +28,20 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from trioexec._call import NOT_ADMITTED, Answer, CallOutcome, error_outcome, unknown_tool_outcome
 from trioexec._contract._format_error import exception_text, format_tool_error
 from trioexec._contract._tool import CallContext, ContextModifier, ToolOutput
 from trioexec._contract._validation import CompiledTool, input_error_text, validate
-from trioexec._events import CallEvent
+from trioexec._core._call import (
+    NOT_ADMITTED,
+    Answer,
+    CallOutcome,
+    error_outcome,
+    unknown_tool_outcome,
+)
+from trioexec._core._events import CallEvent
+from trioexec._core._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
+from trioexec._core._solo import SoloGate
+from trioexec._core._timeouts import resolve_limits
 from trioexec._guard._chain import check_permission_chain
 from trioexec._guard._file_access import denial_before_validation
 from trioexec._guard._rails import (
@@ -51,7 +60,6 @@ from trioexec._guard._rails import (
 from trioexec._hooks._config import CommandHook, HookEntry, HookEvent, HookInput
 from trioexec._hooks._output import HookBlockingError, HookOutput, HookResult, aggregate
 from trioexec._hooks._output import result_from_output as _result_from_output
-from trioexec._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
 from trioexec._models import Attachment, ResultUpdate, ToolResult, ToolUse, content_to_api
 from trioexec._results._persist import (
     _write_new_file_sync,
@@ -63,7 +71,6 @@ from trioexec._results._persist import (
     persistence_threshold,
     plan_persistence,
 )
-from trioexec._solo import SoloGate
 from trioexec._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
@@ -73,16 +80,15 @@ from trioexec._texts import (
     permission_not_granted_message,
     tool_use_error,
 )
-from trioexec._timeouts import resolve_limits
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from trioexec._call import Call, Expiry
     from trioexec._contract._tool import Tool
-    from trioexec._events import ObserverSet
+    from trioexec._core._call import Call, Expiry
+    from trioexec._core._events import ObserverSet
+    from trioexec._core._lifecycle import CallEnv, CallRun
     from trioexec._guard._rails import GuardRails
-    from trioexec._lifecycle import CallEnv, CallRun
 
 __all__ = [
     "AsyncioSoloGate",

@@ -9,7 +9,7 @@ also wakes an idle model with it, trioexec has no idle model to wake).
 
 trioexec does the same inside structured concurrency.  :class:`BackgroundHooks`
 starts each async hook as a task of the run's own nursery (the one
-:func:`~trioexec._run.open_run` opens, outside the turn and sibling
+:func:`~trioexec._core._frame.open_run` opens, outside the turn and sibling
 scopes, so an interrupt does not stop it; a run with async hooks always has
 one), each in its own cancel scope under
 the hook's own timeout.  What a finished hook says goes into the

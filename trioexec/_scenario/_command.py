@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .._core._policy import Policy
 from .._errors import ConfigurationError
-from .._policy import Policy
 from ._diff import differing_calls, render_diff
 from ._load import (
     ScenarioError,

@@ -38,8 +38,8 @@ import jsonschema.exceptions
 import jsonschema.validators
 
 from .._contract._validation import json_type_name
+from .._core._policy import Policy
 from .._errors import ConfigurationError
-from .._policy import Policy
 from ._model import (
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_RESULT_SIZE_CHARS,

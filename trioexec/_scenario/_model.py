@@ -12,8 +12,8 @@ from typing import Literal, TypeAlias
 
 import attrs
 
+from .._core._policy import DEFAULT_POLICY, Policy
 from .._models import JSONValue, ToolUse
-from .._policy import DEFAULT_POLICY, Policy
 
 __all__ = [
     "ActionKind",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 
-from .._events import CallEventKind
+from .._core._events import CallEventKind
 from .._models import Attachment, ToolResult, content_to_api
 from ._model import Scenario
 

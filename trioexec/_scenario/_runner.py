@@ -39,17 +39,17 @@ from typing import TYPE_CHECKING, Any
 import trio
 import trio.testing
 
-from .._batch import run_tools
 from .._contract._permission_context import PermissionContext
 from .._contract._registry import ToolRegistry
 from .._contract._tool import PermissionResult
-from .._events import CallEvent, Observer
+from .._core._batch import run_tools
+from .._core._events import CallEvent, Observer
+from .._core._streaming import StreamingExecutor, open_streaming_executor
+from .._core._turn import Turn
 from .._guard._rails import GuardRails
 from .._hooks._config import HookSet
 from .._models import JSONValue, ResultUpdate, ToolResult, Update
 from .._results._budget import ContentReplacementState, apply_message_budget
-from .._streaming import StreamingExecutor, open_streaming_executor
-from .._turn import Turn
 from ._report import RunEvent, ScenarioRun
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._core._policy import Policy
 from .._models import ToolResult
-from .._policy import Policy
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

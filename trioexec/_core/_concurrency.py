@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ._errors import ConfigurationError
+from .._errors import ConfigurationError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -1,6 +1,6 @@
 """How a run stops its calls: a cascade, an interrupt, an abort, a discard, an overdue call.
 
-:class:`Stopping` is the part of :class:`~trioexec._core.RunCore` that turns
+:class:`Stopping` is the part of :class:`~trioexec._core._run.RunCore` that turns
 "the run is being stopped" into what happens to each call: executing calls
 learn why (their scope is cancelled by the scope that owns them, see
 ``_cancel``), queued calls that can no longer start are answered at once, and
@@ -28,7 +28,7 @@ __all__ = ["Stopping"]
 
 
 class Stopping:
-    """What stops the calls of a run (the base of :class:`~trioexec._core.RunCore`)."""
+    """What stops the calls of a run (the base of :class:`~trioexec._core._run.RunCore`)."""
 
     if TYPE_CHECKING:  # what the run core provides
         calls: list[Call]

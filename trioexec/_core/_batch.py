@@ -3,7 +3,7 @@
 Batches run one after another, each in its own nursery.  A safe batch runs its
 calls concurrently, slots filled in tool_use order through a
 :class:`trio.CapacityLimiter` (a wide one started in waves:
-:data:`~trioexec._concurrency.START_WAVE`); results leave through the ordered
+:data:`~trioexec._core._concurrency.START_WAVE`); results leave through the ordered
 gate in tool_use order; context modifiers of a safe batch are applied after
 the whole batch, in tool_use order.
 """
@@ -17,26 +17,26 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
+from .._contract._tool import ContextState, Tool
+from .._errors import ConfigurationError
+from .._groups import single_exception
+from .._misuse import checked_tool_uses, require_trio
+from .._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from . import _concurrency
-from ._contract._tool import ContextState, Tool
-from ._core import DEFAULT_GRACE_PERIOD, Call, RunCore
-from ._errors import ConfigurationError
-from ._groups import single_exception
-from ._misuse import checked_tool_uses, require_trio
-from ._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
-from ._own_context import in_own_context
+from ._frame import begin_unhosted_run, end_run, new_run_core, open_run, stop_for_body_error
 from ._partition import group_safe_runs
 from ._policy import Policy, resolve_policy
-from ._run import begin_unhosted_run, end_run, new_run_core, open_run, stop_for_body_error
+from ._run import DEFAULT_GRACE_PERIOD, Call, RunCore
+from ._taskless import in_own_context
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from pathlib import Path
 
-    from ._contract._registry import ToolRegistry
+    from .._contract._registry import ToolRegistry
+    from .._guard._rails import GuardRails
+    from .._texts import SyntheticTexts
     from ._events import Observer
-    from ._guard._rails import GuardRails
-    from ._texts import SyntheticTexts
     from ._timeouts import ToolTimeouts
     from ._turn import Turn
 
@@ -241,7 +241,7 @@ async def _start_batch(
 ) -> None:
     """Start a batch's calls in ``nursery`` (a lone call runs here, in its body).
 
-    A wide batch starts in waves (:data:`~trioexec._concurrency.START_WAVE`):
+    A wide batch starts in waves (:data:`~trioexec._core._concurrency.START_WAVE`):
     a schedule point, never a cancel point, after each wave's starts.
     """
     if len(calls) == 1 and not _in_main_task():

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from .._misuse import check_tool_use, require_trio
+from .._models import ToolUse, Update
 from . import _concurrency
 from ._call import unknown_tool_outcome
-from ._core import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore
-from ._misuse import check_tool_use, require_trio
-from ._models import ToolUse, Update
+from ._frame import begin_hosted_run, end_run, new_run_core, stop_for_body_error
 from ._policy import Policy, resolve_policy
-from ._run import begin_hosted_run, end_run, new_run_core, stop_for_body_error
+from ._run import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore
 from ._update_channel import UpdateReceiveChannel, open_update_channel
 
 if TYPE_CHECKING:
@@ -40,12 +40,12 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import TracebackType
 
+    from .._contract._registry import ToolRegistry
+    from .._contract._tool import ContextState, Tool
+    from .._guard._rails import GuardRails
+    from .._texts import SyntheticTexts
     from ._call import Call
-    from ._contract._registry import ToolRegistry
-    from ._contract._tool import ContextState, Tool
     from ._events import Observer
-    from ._guard._rails import GuardRails
-    from ._texts import SyntheticTexts
     from ._timeouts import ToolTimeouts
     from ._turn import Turn
 
@@ -235,7 +235,7 @@ class StreamingExecutor:
         """Start the backlog's call tasks a wave at a time, a schedule point between.
 
         The calls started before it take their first steps before more tasks
-        pile up (:data:`~trioexec._concurrency.START_WAVE`).  It waits on
+        pile up (:data:`~trioexec._core._concurrency.START_WAVE`).  It waits on
         nothing but the scheduler, and its schedule points are not cancel
         points: every call it was handed gets its task, even in a stopped run
         (such a call is answered there, at its first step), and the calls'
@@ -380,7 +380,7 @@ def open_streaming_executor(
 class _ExecutorBlock:
     """The ``async with`` of :func:`open_streaming_executor`: one run's frame.
 
-    The same frame as :func:`~trioexec._run.open_run` (the run's nursery
+    The same frame as :func:`~trioexec._core._frame.open_run` (the run's nursery
     outside its scopes, every call answered on the way out, one rule for
     what propagates), written as a class: an async generator context
     manager costs trio's generator hooks and two generator steps, about

@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import trio
 
+from .._contract._registry import ToolRegistry
+from .._groups import first_cancelled, is_cancellation, single_exception
+from .._guard._rails import background_hooks
 from ._cancel import NEVER_STARTED_BATCH, NEVER_STARTED_STREAMING
 from ._concurrency import resolve_max_concurrency
-from ._contract._registry import ToolRegistry
-from ._core import RunCore
 from ._events import ObserverSet
-from ._groups import first_cancelled, is_cancellation, single_exception
-from ._guard._rails import background_hooks
 from ._lifecycle import CallEnv
+from ._run import RunCore
 from ._solo import SoloGate
 from ._timeouts import TimeoutWatch
 from ._turn import Turn
@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
     from pathlib import Path
 
-    from ._contract._tool import Tool
+    from .._contract._tool import Tool
+    from .._guard._rails import GuardRails
     from ._events import Observer
-    from ._guard._rails import GuardRails
     from ._policy import Policy
     from ._timeouts import ToolTimeouts
     from ._update_channel import UpdateSink

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import attrs
 
-from ._errors import ConfigurationError
+from .._errors import ConfigurationError
+from .._texts import SyntheticTexts
 from ._gate import ResultOrder
-from ._texts import SyntheticTexts
 
 if TYPE_CHECKING:
     from ._call import Call

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._contract._registry import ToolRegistry
+from .._contract._validation import validate
+from .._models import Batch, ToolUse
 from ._call import NOT_ADMITTED, SAFE, UNSAFE, Admission
-from ._contract._registry import ToolRegistry
-from ._contract._validation import validate
-from ._models import Batch, ToolUse
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-    from ._contract._tool import Tool
-    from ._contract._validation import CompiledTool
+    from .._contract._tool import Tool
+    from .._contract._validation import CompiledTool
 
 __all__ = ["admit", "group_safe_runs", "is_call_concurrency_safe", "partition_tool_calls"]
 

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
+from .._contract._validation import is_time_limit
+from .._errors import ConfigurationError
 from ._call import Expiry, LimitKind
 from ._cancel import cancel_at_end_of_instant
-from ._contract._validation import is_time_limit
-from ._errors import ConfigurationError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -106,7 +106,7 @@ class TimeoutWatch:
 
     Attributes:
         nursery: where the watch task runs; set by the run while one is open
-            (:meth:`~trioexec._core.RunCore.host_watches`).
+            (:meth:`~trioexec._core._run.RunCore.host_watches`).
     """
 
     __slots__ = ("_armed", "_running", "_scope", "nursery")

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
 
-from ._contract._tool import ContextModifier, ContextState
-from ._contract._validation import CompiledTool, InputError
+from .._contract._tool import ContextModifier, ContextState
+from .._contract._validation import CompiledTool, InputError
+from .._models import Attachment, ResultUpdate, ToolResult, ToolUse
+from .._texts import duplicate_tool_use_id, invalid_tool_use_id, no_such_tool
 from ._events import CancelReason
-from ._models import Attachment, ResultUpdate, ToolResult, ToolUse
-from ._texts import duplicate_tool_use_id, invalid_tool_use_id, no_such_tool
 
 if TYPE_CHECKING:
     from collections.abc import Container

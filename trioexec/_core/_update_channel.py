@@ -23,7 +23,7 @@ from typing import Protocol
 
 import trio
 
-from ._models import Update
+from .._models import Update
 
 __all__ = ["UpdateQueue", "UpdateReceiveChannel", "UpdateSink", "open_update_channel"]
 

@@ -28,11 +28,10 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from ._call import Call, CallOutcome, error_outcome
-from ._contract._format_error import fit_text
-from ._groups import exception_name, is_cancellation
-from ._models import ToolResult
-from ._texts import (
+from .._contract._format_error import fit_text
+from .._groups import exception_name, is_cancellation
+from .._models import ToolResult
+from .._texts import (
     CANCEL_MESSAGE,
     REJECT_MESSAGE,
     STREAMING_FALLBACK_MESSAGE,
@@ -44,13 +43,14 @@ from ._texts import (
     timeout_message,
     tool_use_error,
 )
+from ._call import Call, CallOutcome, error_outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+    from .._texts import SyntheticTexts
     from ._call import Expiry
     from ._events import CancelReason
-    from ._texts import SyntheticTexts
 
 __all__ = [
     "DEFAULT_GRACE_PERIOD",

@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from .._errors import ConfigurationError
+from .._groups import split_cancelled
+from .._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._call import Answer, Call, CallOutcome, error_outcome, id_problem, unknown_tool_outcome
 from ._cancel import (
     DEFAULT_GRACE_PERIOD,
@@ -38,12 +41,9 @@ from ._cancel import (
     delivered_by_a_scope,
     raised_outcome,
 )
-from ._errors import ConfigurationError
 from ._events import CallEvent, CallEventKind, CancelReason, ObserverSet
 from ._gate import OrderedGate, ResultOrder
-from ._groups import split_cancelled
 from ._lifecycle import CallEnv, run_call
-from ._models import ProgressUpdate, ResultUpdate, ToolResult, ToolUse, Update
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
 from ._start_rule import Executing
@@ -52,9 +52,9 @@ from ._stopping import Stopping
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from .._contract._registry import ToolRegistry
+    from .._contract._tool import ContextModifier, ContextState
     from ._call import Expiry
-    from ._contract._registry import ToolRegistry
-    from ._contract._tool import ContextModifier, ContextState
     from ._turn import Turn
     from ._update_channel import UpdateSink
 
@@ -287,7 +287,7 @@ class RunCore(Stopping):
             self._update_interruptible()
 
     run_call = run_call
-    """Task body of one call (:func:`trioexec._lifecycle.run_call`, the lifecycle itself:
+    """Task body of one call (:func:`trioexec._core._lifecycle.run_call`, the lifecycle itself:
     one frame between the task and the tool)."""
 
     def call_raised(self, call: Call, exc: BaseException) -> BaseException | None:

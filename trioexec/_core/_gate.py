@@ -23,8 +23,8 @@ from ._call import CallOutcome
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
+    from .._contract._tool import ContextModifier
     from ._call import Call
-    from ._contract._tool import ContextModifier
 
 __all__ = ["OrderedGate", "ResultOrder"]
 

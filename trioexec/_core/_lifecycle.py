@@ -21,29 +21,29 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 import trio
 
-from ._call import NOT_ADMITTED, Answer, Call, CallOutcome, error_outcome, unknown_tool_outcome
-from ._contract._format_error import format_tool_error
-from ._contract._tool import CallContext, ContextModifier, Tool, ToolOutput
-from ._contract._validation import input_error_text, validate
-from ._events import CallEvent, ObserverSet
-from ._groups import is_cancellation, split_cancelled
-from ._guard._file_access import denial_before_validation, path_access_of, protected_write
-from ._guard._rails import GuardRails, PostToolUseVerdict, after_call, authorize_call
-from ._hooks._background import BackgroundHooks
-from ._models import Attachment, ResultUpdate, ToolResult, ToolUse
-from ._results._persist import (
+from .._contract._format_error import format_tool_error
+from .._contract._tool import CallContext, ContextModifier, Tool, ToolOutput
+from .._contract._validation import input_error_text, validate
+from .._groups import is_cancellation, split_cancelled
+from .._guard._file_access import denial_before_validation, path_access_of, protected_write
+from .._guard._rails import GuardRails, PostToolUseVerdict, after_call, authorize_call
+from .._hooks._background import BackgroundHooks
+from .._models import Attachment, ResultUpdate, ToolResult, ToolUse
+from .._results._persist import (
     content_size,
     empty_placeholder,
     finalize_result,
     is_content_empty,
     persistence_threshold,
 )
-from ._solo import SoloGate
-from ._texts import (
+from .._texts import (
     permission_denied_message,
     permission_not_granted_message,
     tool_use_error,
 )
+from ._call import NOT_ADMITTED, Answer, Call, CallOutcome, error_outcome, unknown_tool_outcome
+from ._events import CallEvent, ObserverSet
+from ._solo import SoloGate
 from ._timeouts import TimeoutWatch, ToolTimeouts, resolve_limits
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ class CallEnv:
     ``timeout_watch`` enforces the tools' time limits (``tool_timeouts``
     overrides them by tool name for this run); ``background`` is where the
     run starts ``async: true`` hooks; ``solo`` lets a call whose input a hook
-    made unsafe run alone (:mod:`trioexec._solo`).
+    made unsafe run alone (:mod:`trioexec._core._solo`).
     """
 
     observers: ObserverSet
@@ -105,7 +105,7 @@ class CallRun(Protocol):
 async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> None:
     """Task body of one call: its whole lifecycle, answered through ``run``.
 
-    This is :meth:`RunCore.run_call <trioexec._core.RunCore.run_call>`.  It
+    This is :meth:`RunCore.run_call <trioexec._core._run.RunCore.run_call>`.  It
     is one function, awaited as a call's task body, so that nothing but the
     tool's own code lies between the task and the tool: a cascade stopping
     1,000 executing calls unwinds one frame per call here, not two.

@@ -1,0 +1,1 @@
+"""The run kernel: a run's calls from admission to release, and its two front ends."""
