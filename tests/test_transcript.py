@@ -13,9 +13,9 @@ import trio
 from messages_server import MessagesServer, response, text, tool_use
 
 from trioexec import GuardRails
+from trioexec._anthropic._transcript import Transcript, default_transcript_path
 from trioexec._cli import main
 from trioexec._errors import ConfigurationError
-from trioexec._transcript import Transcript, default_transcript_path
 
 if TYPE_CHECKING:
     import subprocess

@@ -17,6 +17,7 @@ submodules, as in trio:
 from __future__ import annotations
 
 from . import _util, hooks, lowlevel, permissions, results  # noqa: F401  (reachable as attributes)
+from ._anthropic._assembler import ToolUseAssembler as ToolUseAssembler
 from ._contract._function_tool import function_tool as function_tool
 from ._contract._registry import ToolRegistry as ToolRegistry
 from ._contract._tool import CallContext as CallContext
@@ -61,7 +62,6 @@ from ._models import Update as Update
 from ._results._budget import ContentReplacementState as ContentReplacementState
 from ._results._message import UserMessage as UserMessage
 from ._results._message import build_user_message as build_user_message
-from ._stream_adapter import ToolUseAssembler as ToolUseAssembler
 from ._version import __version__ as __version__
 
 __all__ = [

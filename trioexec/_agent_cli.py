@@ -18,7 +18,7 @@ Exit status: 0 when the model ends its turn, 1 on an API error or when
 after Ctrl-C.
 
 Each message is written to a transcript (``--transcript FILE``, by default
-:func:`~trioexec._transcript.default_transcript_path` under
+:func:`~trioexec._anthropic._transcript.default_transcript_path` under
 ``$XDG_STATE_HOME/trioexec/projects``) whose path hooks get as
 ``transcript_path``; ``--no-transcript`` writes none.
 
@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 import attrs
 import trio
 
+from ._anthropic._transcript import Transcript, default_transcript_path
 from ._contract._permission_context import MODE_SPELLINGS
 from ._contract._registry import ToolRegistry
 from ._contract._tool import PermissionResult, Tool
@@ -55,7 +56,6 @@ from ._guard._rails import GuardRails
 from ._guard._settings import default_settings_paths
 from ._models import ProgressUpdate, ToolResult, ToolUse
 from ._texts import describe_tool_use
-from ._transcript import Transcript, default_transcript_path
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -266,8 +266,8 @@ async def _run(
     try:
         import anthropic
 
-        from ._agent import Agent
-        from ._model_turn import ModelStreamError
+        from ._anthropic._agent import Agent
+        from ._anthropic._turn import ModelStreamError
         from .tools import default_tools
     except ImportError as exc:  # the extra is not installed
         raise _UsageError(

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ._contract._tool import Tool
-    from ._mcp_config import McpServerConfig
+    from ._mcp._config import McpServerConfig
 
 __all__ = ["McpApproval", "mcp_json_provider"]
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TextIO
 import attrs
 import trio
 
+from ._anthropic._assembler import ToolUseAssembler
 from ._core._events import CallEvent, Observer
 from ._core._streaming import open_streaming_executor
 from ._core._turn import Turn
@@ -31,7 +32,6 @@ from ._live import LiveDisplay
 from ._models import JSONObject, JSONValue, ResultUpdate, ToolResult, ToolUse, Update
 from ._results._budget import ContentReplacementState
 from ._results._message import UserMessage, build_user_message
-from ._stream_adapter import ToolUseAssembler
 from ._terminal import crop, terminal_size
 from .tools import default_tools
 

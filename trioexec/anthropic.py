@@ -7,16 +7,16 @@ trioexec`` never imports it.  See docs/agent.md.
 from __future__ import annotations
 
 from . import _util
-from ._agent import Agent as Agent
-from ._agent import AgentResult as AgentResult
-from ._agent import AgentStopReason as AgentStopReason
-from ._agent import StopHook as StopHook
-from ._model_turn import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
-from ._model_turn import ModelStreamError as ModelStreamError
-from ._model_turn import TurnOutcome as TurnOutcome
-from ._model_turn import run_assistant_turn as run_assistant_turn
-from ._transcript import Transcript as Transcript
-from ._transcript import default_transcript_path as default_transcript_path
+from ._anthropic._agent import Agent as Agent
+from ._anthropic._agent import AgentResult as AgentResult
+from ._anthropic._agent import AgentStopReason as AgentStopReason
+from ._anthropic._agent import StopHook as StopHook
+from ._anthropic._transcript import Transcript as Transcript
+from ._anthropic._transcript import default_transcript_path as default_transcript_path
+from ._anthropic._turn import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+from ._anthropic._turn import ModelStreamError as ModelStreamError
+from ._anthropic._turn import TurnOutcome as TurnOutcome
+from ._anthropic._turn import run_assistant_turn as run_assistant_turn
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

@@ -7,16 +7,16 @@ streaming executor.  See docs/mcp.md.
 """
 
 from . import _util
-from ._mcp_client import DEFAULT_STARTUP_TIMEOUT as DEFAULT_STARTUP_TIMEOUT
-from ._mcp_client import McpProgress as McpProgress
-from ._mcp_client import McpServers as McpServers
-from ._mcp_client import McpTool as McpTool
-from ._mcp_client import McpToolError as McpToolError
-from ._mcp_client import open_mcp_servers as open_mcp_servers
-from ._mcp_config import McpConfig as McpConfig
-from ._mcp_config import McpServerConfig as McpServerConfig
-from ._mcp_config import load_mcp_config as load_mcp_config
-from ._mcp_config import parse_mcp_config as parse_mcp_config
+from ._mcp._client import DEFAULT_STARTUP_TIMEOUT as DEFAULT_STARTUP_TIMEOUT
+from ._mcp._client import McpProgress as McpProgress
+from ._mcp._client import McpServers as McpServers
+from ._mcp._client import McpTool as McpTool
+from ._mcp._client import McpToolError as McpToolError
+from ._mcp._client import open_mcp_servers as open_mcp_servers
+from ._mcp._config import McpConfig as McpConfig
+from ._mcp._config import McpServerConfig as McpServerConfig
+from ._mcp._config import load_mcp_config as load_mcp_config
+from ._mcp._config import parse_mcp_config as parse_mcp_config
 
 __all__ = [
     "DEFAULT_STARTUP_TIMEOUT",

@@ -20,22 +20,22 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
-from ._contract._registry import ToolRegistry
-from ._core._turn import Turn
-from ._errors import ConfigurationError
-from ._guard._rails import GuardRails
-from ._model_turn import DEFAULT_MAX_TOKENS, TurnOutcome, run_assistant_turn
-from ._models import JSONObject
-from ._results._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
+from .._contract._registry import ToolRegistry
+from .._core._turn import Turn
+from .._errors import ConfigurationError
+from .._guard._rails import GuardRails
+from .._models import JSONObject
+from .._results._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
+from ._turn import DEFAULT_MAX_TOKENS, TurnOutcome, run_assistant_turn
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import anthropic
 
-    from ._contract._tool import Tool
-    from ._core._events import Observer
-    from ._models import JSONValue, ToolUse, Update
+    from .._contract._tool import Tool
+    from .._core._events import Observer
+    from .._models import JSONValue, ToolUse, Update
     from ._transcript import Transcript
 
 __all__ = ["Agent", "AgentResult", "AgentStopReason", "StopHook"]

@@ -33,13 +33,13 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
 
-from ._errors import ConfigurationError
+from .._errors import ConfigurationError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import TracebackType
 
-    from ._models import JSONValue
+    from .._models import JSONValue
 
 __all__ = ["Transcript", "default_transcript_path", "transcript_home"]
 

@@ -15,8 +15,8 @@ from typing import cast
 
 import attrs
 
-from ._errors import MalformedBlockError
-from ._models import JSONValue, ToolUse
+from .._errors import MalformedBlockError
+from .._models import JSONValue, ToolUse
 
 __all__ = ["ToolUseAssembler"]
 

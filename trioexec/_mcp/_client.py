@@ -48,12 +48,12 @@ from mcp.types import (
 )
 from mcp.types import Tool as McpToolInfo
 
-from ._contract._tool import CallContext, PermissionResult, ProgressSender, Tool
-from ._contract._validation import compile_tool
-from ._errors import ToolDefinitionError
-from ._groups import is_only
-from ._mcp_config import McpConfig, McpServerConfig
-from ._models import ContentBlock, ImageBlock, JSONObject, TextBlock
+from .._contract._tool import CallContext, PermissionResult, ProgressSender, Tool
+from .._contract._validation import compile_tool
+from .._errors import ToolDefinitionError
+from .._groups import is_only
+from .._models import ContentBlock, ImageBlock, JSONObject, TextBlock
+from ._config import McpConfig, McpServerConfig
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -31,22 +31,22 @@ import anthropic
 import attrs
 import trio
 
-from ._contract._registry import ToolRegistry
-from ._core._streaming import StreamingExecutor, open_streaming_executor
-from ._core._turn import Turn
-from ._errors import ConfigurationError, TrioexecError
-from ._models import JSONObject, JSONValue, ResultUpdate, ToolUse, Update
-from ._results._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
-from ._results._message import UserMessage, build_user_message
-from ._stream_adapter import ToolUseAssembler
+from .._contract._registry import ToolRegistry
+from .._core._streaming import StreamingExecutor, open_streaming_executor
+from .._core._turn import Turn
+from .._errors import ConfigurationError, TrioexecError
+from .._models import JSONObject, JSONValue, ResultUpdate, ToolUse, Update
+from .._results._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
+from .._results._message import UserMessage, build_user_message
+from ._assembler import ToolUseAssembler
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from pathlib import Path
 
-    from ._contract._tool import Tool
-    from ._core._events import Observer
-    from ._guard._rails import GuardRails
+    from .._contract._tool import Tool
+    from .._core._events import Observer
+    from .._guard._rails import GuardRails
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

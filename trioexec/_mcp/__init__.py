@@ -1,0 +1,1 @@
+"""MCP servers as tools: reading ``.mcp.json`` and running its servers under trio."""
