@@ -54,7 +54,7 @@ def main() -> int:
         command = [
             sys.executable,
             "-c",
-            "import sys; from trioexec._cli import main; sys.exit(main())",
+            "import sys; from trioexec._cli._main import main; sys.exit(main())",
             "scenario",
             "run",
             str(scenario),

@@ -15,7 +15,7 @@ import trio
 from messages_server import MessagesServer, Status, WaitFor, response, text, tool_use
 
 from trioexec import ToolRegistry
-from trioexec._cli import main
+from trioexec._cli._main import main
 from trioexec.tools import default_tools
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from messages_server import MessagesServer, response, text, tool_use
 
 pytest.importorskip("mcp")
 
-from trioexec._agent_mcp import McpApproval
+from trioexec._cli._agent_mcp import McpApproval
 from trioexec.mcp import McpServerConfig
 
 SERVER = Path(__file__).parent / "data" / "mcp_test_server.py"

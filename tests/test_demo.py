@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from trioexec._cli import main
-from trioexec._demo import run_demo
+from trioexec._cli._demo import run_demo
+from trioexec._cli._main import main
 from trioexec._texts import sibling_error_message
 
 _RUN_MARK = f"TRIOEXEC_DEMO_TEST_RUN={uuid.uuid4().hex}".encode()
@@ -103,7 +103,7 @@ def test_ctrl_c_in_a_command_is_one_line_and_exit_130(
     def interrupted(**_: object) -> int:
         raise interrupt
 
-    monkeypatch.setattr("trioexec._demo.run_demo", interrupted)
+    monkeypatch.setattr("trioexec._cli._demo.run_demo", interrupted)
     assert main(["demo"]) == 130
     assert capsys.readouterr().err == "trioexec demo: interrupted\n"
 
@@ -114,6 +114,6 @@ def test_an_error_that_is_not_an_interrupt_still_propagates(
     def broken(**_: object) -> int:
         raise BaseExceptionGroup("nursery", [KeyboardInterrupt(), ValueError("bug")])
 
-    monkeypatch.setattr("trioexec._demo.run_demo", broken)
+    monkeypatch.setattr("trioexec._cli._demo.run_demo", broken)
     with pytest.raises(BaseExceptionGroup):
         main(["demo"])

@@ -9,9 +9,9 @@ import re
 import pytest
 
 from trioexec import ToolUse
+from trioexec._cli._live import LiveDisplay, progress_text
+from trioexec._cli._terminal import cells, crop
 from trioexec._core._events import CallEvent
-from trioexec._live import LiveDisplay, progress_text
-from trioexec._terminal import cells, crop
 from trioexec.tools import BashProgress
 
 DRAW = re.compile(r"(?:\x1b\[(\d+)F)?\x1b\[J([^\x1b]*)")

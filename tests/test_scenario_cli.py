@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from trioexec._cli import main
+from trioexec._cli._main import main
 from trioexec._version import __version__
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from trioexec import Policy
-from trioexec._cli import main
+from trioexec._cli._main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "scenarios.md"

@@ -12,7 +12,7 @@ import attrs
 import pytest
 
 from trioexec import Policy
-from trioexec._cli import main
+from trioexec._cli._main import main
 from trioexec._scenario._diff import call_facts, differing_calls, render_diff
 from trioexec._scenario._load import check_document, parse_scenario
 from trioexec._scenario._runner import run_scenario_sync

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from trioexec._cli import main
+from trioexec._cli._main import main
 
 if TYPE_CHECKING:
     from pathlib import Path

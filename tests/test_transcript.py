@@ -14,7 +14,7 @@ from messages_server import MessagesServer, response, text, tool_use
 
 from trioexec import GuardRails
 from trioexec._anthropic._transcript import Transcript, default_transcript_path
-from trioexec._cli import main
+from trioexec._cli._main import main
 from trioexec._errors import ConfigurationError
 
 if TYPE_CHECKING:

@@ -6,10 +6,10 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ._agent_cli import add_agent_command
-from ._scenario._command import add_scenario_commands
-from ._settings_command import add_settings_commands
-from ._version import __version__
+from .._scenario._command import add_scenario_commands
+from .._version import __version__
+from ._agent import add_agent_command
+from ._settings import add_settings_commands
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, TextIO
 
 import attrs
 
-from ._core._events import CallEvent, Observer
-from ._models import ToolResult
+from .._core._events import CallEvent, Observer
+from .._models import ToolResult
+from .._texts import describe_tool_use
 from ._terminal import cells, crop, terminal_size
-from ._texts import describe_tool_use
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ._models import ToolUse
+    from .._models import ToolUse
 
 __all__ = ["LiveDisplay"]
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._errors import ConfigurationError
+from .._errors import ConfigurationError
 
 if TYPE_CHECKING:
     import argparse
@@ -69,7 +69,7 @@ def check_settings(files: list[Path]) -> int:
     Returns:
         1 when there is a problem, else 0.
     """
-    from ._guard._settings import SettingsSource, default_settings_paths, load_settings
+    from .._guard._settings import SettingsSource, default_settings_paths, load_settings
 
     sources: list[SettingsSource] = [*files] if files else [*default_settings_paths()]
     quiet = logging.getLogger("trioexec.settings")

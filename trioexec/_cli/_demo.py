@@ -22,24 +22,24 @@ from typing import TYPE_CHECKING, TextIO
 import attrs
 import trio
 
-from ._anthropic._assembler import ToolUseAssembler
-from ._core._events import CallEvent, Observer
-from ._core._streaming import open_streaming_executor
-from ._core._turn import Turn
+from .._anthropic._assembler import ToolUseAssembler
+from .._core._events import CallEvent, Observer
+from .._core._streaming import open_streaming_executor
+from .._core._turn import Turn
+from .._guard._rails import GuardRails
+from .._models import JSONObject, JSONValue, ResultUpdate, ToolResult, ToolUse, Update
+from .._results._budget import ContentReplacementState
+from .._results._message import UserMessage, build_user_message
+from ..tools import default_tools
 from ._demo_recording import RECORDED_TURNS, RecordedEvent, write_workspace
-from ._guard._rails import GuardRails
 from ._live import LiveDisplay
-from ._models import JSONObject, JSONValue, ResultUpdate, ToolResult, ToolUse, Update
-from ._results._budget import ContentReplacementState
-from ._results._message import UserMessage, build_user_message
 from ._terminal import crop, terminal_size
-from .tools import default_tools
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from ._contract._tool import Tool
+    from .._contract._tool import Tool
 
 __all__ = ["run_demo"]
 

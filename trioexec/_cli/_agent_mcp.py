@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
     from pathlib import Path
 
-    from ._contract._tool import Tool
-    from ._mcp._config import McpServerConfig
+    from .._contract._tool import Tool
+    from .._mcp._config import McpServerConfig
 
 __all__ = ["McpApproval", "mcp_json_provider"]
 
@@ -99,7 +99,8 @@ def mcp_json_provider(settings_files: Sequence[Path]) -> Any:  # noqa: ANN401 - 
             yield ()
             return
         try:
-            from .mcp import McpConfig, load_mcp_config, open_mcp_servers
+            from .._mcp._client import open_mcp_servers
+            from .._mcp._config import McpConfig, load_mcp_config
         except ImportError:
             print(
                 "trioexec agent: .mcp.json found, but MCP needs the mcp extra: "

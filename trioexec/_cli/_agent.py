@@ -26,7 +26,7 @@ Extra tools come from *tool providers*: callables taking the
 :class:`AgentSetup` and returning an async context manager that yields tools
 (and closes whatever backs them, such as server processes, on exit).  The
 command itself uses one: the approved MCP servers of the project's
-``.mcp.json`` (``trioexec._agent_mcp``; approval as in Claude Code).
+``.mcp.json`` (``trioexec._cli._agent_mcp``; approval as in Claude Code).
 """
 
 from __future__ import annotations
@@ -46,21 +46,21 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 import attrs
 import trio
 
-from ._anthropic._transcript import Transcript, default_transcript_path
-from ._contract._permission_context import MODE_SPELLINGS
-from ._contract._registry import ToolRegistry
-from ._contract._tool import PermissionResult, Tool
-from ._core._events import CallEvent, Observer
-from ._errors import ConfigurationError, ToolDefinitionError
-from ._guard._rails import GuardRails
-from ._guard._settings import default_settings_paths
-from ._models import ProgressUpdate, ToolResult, ToolUse
-from ._texts import describe_tool_use
+from .._anthropic._transcript import Transcript, default_transcript_path
+from .._contract._permission_context import MODE_SPELLINGS
+from .._contract._registry import ToolRegistry
+from .._contract._tool import PermissionResult, Tool
+from .._core._events import CallEvent, Observer
+from .._errors import ConfigurationError, ToolDefinitionError
+from .._guard._rails import GuardRails
+from .._guard._settings import default_settings_paths
+from .._models import ProgressUpdate, ToolResult, ToolUse
+from .._texts import describe_tool_use
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ._models import JSONValue, Update
+    from .._models import JSONValue, Update
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
@@ -266,9 +266,9 @@ async def _run(
     try:
         import anthropic
 
-        from ._anthropic._agent import Agent
-        from ._anthropic._turn import ModelStreamError
-        from .tools import default_tools
+        from .._anthropic._agent import Agent
+        from .._anthropic._turn import ModelStreamError
+        from ..tools import default_tools
     except ImportError as exc:  # the extra is not installed
         raise _UsageError(
             f"needs the anthropic SDK ({exc}); install it with: pip install 'trioexec[anthropic]'"
