@@ -34,8 +34,8 @@ from trioexec._models import JSONValue, ResultUpdate, ToolResult, Update
 from trioexec._results._budget import ContentReplacementState, choose_replacements
 from trioexec._scenario._report import ScenarioRun
 from trioexec._scenario._runner import _Recorder, _timeline, scripted_tool
-from trioexec.testing._scripted import ScriptedTool
-from trioexec.testing._scripted_hooks import ScriptedHook
+from trioexec._scenario._scripted import ScriptedTool
+from trioexec._scenario._scripted_hooks import ScriptedHook
 
 from ._core import Turn
 from ._frontends import StreamingExecutor, open_streaming_executor, run_tools

@@ -5,7 +5,7 @@ call id or tool name of the entry it belongs to):
 
 1. it must be UTF-8 JSON whose numbers are all finite (Python's ``json``
    accepts ``NaN`` and ``Infinity``; a scenario must not);
-2. it must conform to ``trioexec/scenario_schema.json``, shipped in the package;
+2. it must conform to ``trioexec/_scenario/scenario_schema.json``, shipped in the package;
 3. cross-field rules the schema cannot say: unique call ids, unique tool
    names, ``discard`` only in stream mode, stream-mode calls in time order.
 
@@ -93,8 +93,8 @@ class ScenarioError(ConfigurationError):
 
 @functools.cache
 def scenario_schema() -> dict[str, Any]:
-    """The JSON Schema of scenario files (``trioexec/scenario_schema.json``)."""
-    text = resources.files("trioexec").joinpath("scenario_schema.json").read_text("utf-8")
+    """The JSON Schema of scenario files (``trioexec/_scenario/scenario_schema.json``)."""
+    text = resources.files("trioexec._scenario").joinpath("scenario_schema.json").read_text("utf-8")
     return cast("dict[str, Any]", json.loads(text))
 
 

@@ -53,8 +53,8 @@ from .._results._budget import ContentReplacementState, apply_message_budget
 from ._report import RunEvent, ScenarioRun
 
 if TYPE_CHECKING:
-    from ..testing._scripted import ScriptedTool
     from ._model import ActionSpec, CallSpec, HookSpec, Scenario, ToolSpec
+    from ._scripted import ScriptedTool
 
 __all__ = ["run_scenario", "run_scenario_sync", "scripted_tool"]
 
@@ -62,7 +62,7 @@ __all__ = ["run_scenario", "run_scenario_sync", "scripted_tool"]
 def scripted_tool(spec: ToolSpec, *, tool_type: type[ScriptedTool] | None = None) -> ScriptedTool:
     """The scripted tool a ``tools`` entry describes (``tool_type``: a ScriptedTool subclass)."""
     # Imported here: trioexec.testing re-exports this module's functions.
-    from ..testing._scripted import ScriptedTool
+    from ._scripted import ScriptedTool
 
     return (tool_type or ScriptedTool)(
         spec.name,
@@ -385,7 +385,7 @@ def _guard_rails(scenario: Scenario) -> GuardRails | None:
 
 
 def _scripted_hook(spec: HookSpec) -> Any:  # noqa: ANN401 - a PythonHook
-    from ..testing._scripted_hooks import ScriptedHook  # see scripted_tool()
+    from ._scripted_hooks import ScriptedHook  # see scripted_tool()
 
     return ScriptedHook(
         sleep=spec.sleep,

@@ -24,14 +24,14 @@ from .._scenario._report import ScenarioRun as ScenarioRun
 from .._scenario._runner import run_scenario as run_scenario
 from .._scenario._runner import run_scenario_sync as run_scenario_sync
 from .._scenario._runner import scripted_tool as scripted_tool
+from .._scenario._scripted import SCRIPTED_INPUT_SCHEMA as SCRIPTED_INPUT_SCHEMA
+from .._scenario._scripted import ScriptedTool as ScriptedTool
+from .._scenario._scripted import ScriptedToolError as ScriptedToolError
+from .._scenario._scripted import generated_output as generated_output
+from .._scenario._scripted_hooks import ScriptedHook as ScriptedHook
+from .._scenario._scripted_hooks import ScriptedHookError as ScriptedHookError
 from .._scenario._timeline import render_timeline as render_timeline
 from .._scenario._trace import trace_events as trace_events
-from ._scripted import SCRIPTED_INPUT_SCHEMA as SCRIPTED_INPUT_SCHEMA
-from ._scripted import ScriptedTool as ScriptedTool
-from ._scripted import ScriptedToolError as ScriptedToolError
-from ._scripted import generated_output as generated_output
-from ._scripted_hooks import ScriptedHook as ScriptedHook
-from ._scripted_hooks import ScriptedHookError as ScriptedHookError
 
 __all__ = [
     "SCRIPTED_INPUT_SCHEMA",
