@@ -1,10 +1,11 @@
 """The package's layering, read from its source with ``ast``: imports run one way only.
 
-Three rules: no import cycle anywhere in the package (type-only and
-function-local imports included: a cycle papered over by either is still a
-cycle in the design); the pure modules (no I/O, no event loop) import no trio,
-directly or through another module of the package; the public faces only
-re-export what private modules define.
+Four rules: each package imports only the packages below it in
+``PACKAGE_LAYERS`` (the tree ``docs/architecture.md`` draws); no import cycle
+anywhere in the package (type-only and function-local imports included: a cycle
+papered over by either is still a cycle in the design); the pure modules (no
+I/O, no event loop) import no trio, directly or through another module of the
+package; the public faces only re-export what private modules define.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ PURE = [
     "trioexec._guard._protected",
     "trioexec._contract._rules",
     "trioexec._core._start_rule",
+    "trioexec._shell._programs",
+    "trioexec._shell._syntax",
+    "trioexec._shell._views",
+    "trioexec._shell._walk",
+    "trioexec._shell._words",
+    "trioexec._shell._writes",
     "trioexec._texts",
     "trioexec._contract._tool",
     "trioexec._util",
@@ -40,6 +47,30 @@ PURE = [
     "trioexec._shell._read_only",
 ]
 """Modules that must be importable, and testable, without trio."""
+
+PACKAGE_LAYERS: dict[str, set[str]] = {
+    "vocabulary": set(),
+    "_contract": {"vocabulary"},
+    "_results": {"vocabulary", "_contract"},
+    "_shell": {"vocabulary"},
+    "_hooks": {"vocabulary", "_contract"},
+    "_guard": {"vocabulary", "_contract", "_hooks", "_shell"},
+    "_core": {"vocabulary", "_contract", "_results", "_hooks", "_guard"},
+    "tools": {"vocabulary", "_contract", "_results", "_shell", "_guard"},
+    "_mcp": {"vocabulary", "_contract"},
+    "_anthropic": {"vocabulary", "_contract", "_results", "_guard", "_core"},
+    "_scenario": {"vocabulary", "_contract", "_results", "_hooks", "_guard", "_core"},
+    "testing": {"vocabulary", "_scenario"},
+    "_cli": {
+        "vocabulary", "_contract", "_results", "_shell", "_hooks", "_guard", "_core",
+        "tools", "_mcp", "_anthropic", "_scenario",
+    },
+}
+"""Which packages each package may import (``vocabulary``: the flat private modules).
+
+The faces (``trioexec``, ``trioexec.hooks``, ... and ``__main__``) may import any
+private package; no private package imports a face.
+"""
 
 FACE_STATEMENTS = (ast.ImportFrom, ast.Import, ast.Expr)
 """What a face may contain besides ``__all__``: re-exports, its docstring, one call."""
@@ -156,6 +187,32 @@ def test_the_import_reader_sees_relative_type_only_and_local_imports() -> None:
     assert "trioexec._contract._rules" in graph["trioexec._contract._permission_context"]
     assert "trioexec._contract._tool" in graph["trioexec.tools._base"]  # ``from .._tool import``
     assert graph["trioexec"] >= {"trioexec._core._batch", "trioexec._contract._tool"}
+
+
+def _package_of(name: str) -> str:
+    """The entry of ``PACKAGE_LAYERS`` a module belongs to, or ``"face"``."""
+    parts = name.split(".")
+    if len(parts) == 1 or parts[1] == "__main__":
+        return "face"
+    if len(parts) >= 3 or _is_package(name):
+        return parts[1]
+    return "vocabulary" if parts[1].startswith("_") else "face"
+
+
+def test_every_package_imports_only_the_packages_below_it() -> None:
+    wrong = []
+    for name, targets in _graph(runtime_only=False).items():
+        source = _package_of(name)
+        if source == "face":
+            continue
+        allowed = PACKAGE_LAYERS[source] | {source}
+        wrong += [f"{name} -> {t}" for t in sorted(targets) if _package_of(t) not in allowed]
+    assert wrong == []
+
+
+def test_the_package_layers_form_no_cycle() -> None:
+    assert _cycle(PACKAGE_LAYERS) is None
+    assert set(PACKAGE_LAYERS) == {_package_of(n) for n in MODULES} - {"face"}
 
 
 def test_no_import_cycle_anywhere_in_the_package() -> None:
