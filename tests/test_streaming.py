@@ -356,6 +356,7 @@ async def test_an_executor_block_is_built_when_entered_and_can_be_entered_only_o
         executor.add_tool(use("a", "Read"))
         assert turn.in_progress_ids == {"a"}
     assert turn.in_progress_ids == frozenset()
-    with pytest.raises(RuntimeError, match="entered only once"):
+    # Single use, as every generator-based context manager (contextlib's own error).
+    with pytest.raises(AttributeError):
         async with block:
             pass  # pragma: no cover

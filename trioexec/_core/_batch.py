@@ -23,7 +23,7 @@ from .._groups import single_exception
 from .._misuse import checked_tool_uses, require_trio
 from .._models import Attachment, ResultUpdate, ToolResult, ToolUse, Update
 from . import _concurrency
-from ._frame import begin_unhosted_run, end_run, new_run_core, open_run, stop_for_body_error
+from ._frame import new_run_core, open_run
 from ._partition import group_safe_runs
 from ._policy import Policy, resolve_policy
 from ._run import DEFAULT_GRACE_PERIOD, Call, RunCore
@@ -157,20 +157,9 @@ async def run_tools(
         grace_period=grace_period,
         tool_timeouts=tool_timeouts,
     )
-    if core.env.background is not None:  # async hooks outlive their call: the run hosts them
-        async with open_run(core):
-            await _run_batches(core, tool_uses)
-    else:  # the batches' nurseries are all the run needs
-        begin_unhosted_run(core)
-        error: BaseException | None = None
-        try:
-            await _run_batches(core, tool_uses)
-        except BaseException as exc:
-            error = exc
-            stop_for_body_error(core, exc)
-        end_run(core, error, error)
-        # (what an enclosing scope's cancellation leaves, as open_run does)
-        await trio.lowlevel.checkpoint_if_cancelled()
+    # Async hooks outlive their call: only then does the run need a nursery of its own.
+    async with open_run(core, hosted=core.env.background is not None):
+        await _run_batches(core, tool_uses)
     return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
 
 
@@ -258,22 +247,9 @@ async def _start_batch(
                 nursery.start_soon(core.run_call, call)
         return
     wave = _concurrency.START_WAVE
-    if limiter is None or len(calls) <= limiter.total_tokens:
-        # The whole batch fits (batches run one after another, so every slot
-        # is free): the same starts in the same order, without the limiter.
-        since_yield = 0
-        for call in calls:
-            if since_yield == wave:
-                since_yield = 0
-                await trio.lowlevel.cancel_shielded_checkpoint()
-            if call.state != "queued":
-                continue  # answered meanwhile (e.g. all calls after an interrupt)
-            if core.blocked_reason() is not None:
-                break
-            core.mark_started(call)
-            nursery.start_soon(core.run_call, call)
-            since_yield += 1
-        return
+    # When the whole batch fits (batches run one after another, so every slot
+    # is free), the same starts in the same order, without the limiter.
+    slots = None if limiter is None or len(calls) <= limiter.total_tokens else limiter
     since_yield = 0
     for call in calls:
         if since_yield == wave:
@@ -281,16 +257,21 @@ async def _start_batch(
             await trio.lowlevel.cancel_shielded_checkpoint()
         if call.state != "queued":
             continue  # answered meanwhile (e.g. all calls after an interrupt)
-        try:
-            limiter.acquire_on_behalf_of_nowait(call)  # no scheduler round trip when free
-        except trio.WouldBlock:
-            await limiter.acquire_on_behalf_of(call)
-            since_yield = 0  # (that was a schedule point)
+        if slots is not None:
+            try:
+                slots.acquire_on_behalf_of_nowait(call)  # no scheduler round trip when free
+            except trio.WouldBlock:
+                await slots.acquire_on_behalf_of(call)
+                since_yield = 0  # (that was a schedule point)
         if core.blocked_reason() is not None:
-            limiter.release_on_behalf_of(call)
+            if slots is not None:
+                slots.release_on_behalf_of(call)
             break
         core.mark_started(call)
-        nursery.start_soon(_run_with_slot, core, call, limiter)
+        if slots is None:
+            nursery.start_soon(core.run_call, call)
+        else:
+            nursery.start_soon(_run_with_slot, core, call, slots)
         since_yield += 1
 
 

@@ -130,15 +130,18 @@ def _current_directory() -> pathlib.Path:
 
 
 @asynccontextmanager
-async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
-    """The frame of one run that hosts tasks of its own (streaming; async hooks).
+async def open_run(core: RunCore, *, hosted: bool = True) -> AsyncIterator[trio.Nursery | None]:
+    """The frame of one run, for both front ends: what opens it, and what leaves it.
 
-    Yields a nursery outside the run's turn and sibling scopes: the grace
-    watchdog and the time-limit watch run there if a call ever has to be
-    watched, ``async: true`` hooks run there (given
-    ``GuardRails.async_hook_grace`` once the body is done, then cancelled),
-    and the streaming executor hosts its calls' task there.  The caller
-    enters the turn scope itself (in the task that owns the calls' nursery).
+    With ``hosted`` (streaming; a batch run with async hooks), yields a
+    nursery outside the run's turn and sibling scopes: the grace watchdog and
+    the time-limit watch run there if a call ever has to be watched,
+    ``async: true`` hooks run there (given ``GuardRails.async_hook_grace``
+    once the body is done, then cancelled), and the streaming executor hosts
+    its calls' task there.  The caller enters the turn scope itself (in the
+    task that owns the calls' nursery).  Without it (``run_tools`` with no
+    async hooks), yields None: the batches' own nurseries host the watches in
+    turn, and stopping the run cancels its turn scope.
 
     On the way out, whatever ended the run, every call gets its answer
     (:func:`end_run`); then one rule decides what propagates
@@ -148,21 +151,30 @@ async def open_run(core: RunCore) -> AsyncIterator[trio.Nursery]:
     as one plain ``Cancelled``.
 
     On cancellation from outside, the calls are cancelled with the rest of
-    the nursery, answered, and ``Cancelled`` propagates.
+    the run, answered, and ``Cancelled`` propagates.
     """
     body_error: BaseException | None = None
     exit_error: BaseException | None = None
     try:
-        async with trio.open_nursery() as nursery:
-            begin_hosted_run(core, nursery)
+        if hosted:
+            async with trio.open_nursery() as nursery:
+                begin_hosted_run(core, nursery)
+                try:
+                    yield nursery
+                    if core.env.background is not None:
+                        core.env.background.wind_down()
+                except BaseException as exc:
+                    body_error = exc
+                    if stop_for_body_error(core, exc):
+                        raise
+        else:
+            begin_unhosted_run(core)
             try:
-                yield nursery
-                if core.env.background is not None:
-                    core.env.background.wind_down()
+                yield None
             except BaseException as exc:
                 body_error = exc
-                if stop_for_body_error(core, exc):
-                    raise
+                stop_for_body_error(core, exc)
+                raise
     except BaseException as exc:  # decided below, once every call is answered
         exit_error = exc
     end_run(core, exit_error, body_error)
@@ -186,8 +198,7 @@ def begin_unhosted_run(core: RunCore) -> None:
 
     Its calls' nurseries (one per batch) host the watches in turn
     (:meth:`RunCore.host_watches`), and stopping the run cancels its turn
-    scope.  The caller awaits the body, hands what it raised to
-    :func:`stop_for_body_error`, then calls :func:`end_run`.
+    scope.
     """
     core.unhosted = True
     core._run_scope = core.turn_scope

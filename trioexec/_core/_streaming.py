@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 from collections import deque
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -29,16 +30,14 @@ from .._misuse import check_tool_use, require_trio
 from .._models import ToolUse, Update
 from . import _concurrency
 from ._call import unknown_tool_outcome
-from ._frame import begin_hosted_run, end_run, new_run_core, stop_for_body_error
+from ._frame import new_run_core, open_run
 from ._policy import Policy, resolve_policy
 from ._run import DEFAULT_GRACE_PERIOD, ResultOrder, RunCore
 from ._update_channel import UpdateReceiveChannel, open_update_channel
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
-    from contextlib import AbstractAsyncContextManager
+    from collections.abc import AsyncIterator, Iterable, Mapping
     from pathlib import Path
-    from types import TracebackType
 
     from .._contract._registry import ToolRegistry
     from .._contract._tool import ContextState, Tool
@@ -324,7 +323,8 @@ class StreamingExecutor:
             self._core.settle()
 
 
-def open_streaming_executor(
+@asynccontextmanager
+async def open_streaming_executor(
     tools: ToolRegistry | Iterable[Tool[Any]],
     *,
     turn: Turn | None = None,
@@ -339,7 +339,7 @@ def open_streaming_executor(
     grace_period: float | None = DEFAULT_GRACE_PERIOD,
     synthetic_texts: SyntheticTexts | None = None,
     tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
-) -> AbstractAsyncContextManager[StreamingExecutor]:
+) -> AsyncIterator[StreamingExecutor]:
     """Open a streaming executor for one attempt at one turn.
 
     Leaving the block normally waits for every call to be answered (like a
@@ -372,111 +372,26 @@ def open_streaming_executor(
             ``Exception``, unwrapped (several: one ``BaseExceptionGroup``).
         trio.Cancelled: an enclosing scope was cancelled (one plain ``Cancelled``).
     """
-    options = (tools, policy, result_order, synthetic_texts, turn, context, max_concurrency,
-               guard, cwd, session_dir, observers, grace_period, tool_timeouts)  # fmt: skip
-    return _ExecutorBlock(options)
-
-
-class _ExecutorBlock:
-    """The ``async with`` of :func:`open_streaming_executor`: one run's frame.
-
-    The same frame as :func:`~trioexec._core._frame.open_run` (the run's nursery
-    outside its scopes, every call answered on the way out, one rule for
-    what propagates), written as a class: an async generator context
-    manager costs trio's generator hooks and two generator steps, about
-    3 µs per run, a tenth of a one-call turn's whole cost.  Nothing runs
-    before ``__aenter__``: the run is built there, and only once.
-    """
-
-    __slots__ = ("_core", "_executor", "_manager", "_options")
-
-    def __init__(self, options: tuple[Any, ...]) -> None:
-        self._options: tuple[Any, ...] | None = options  # open_streaming_executor's arguments
-        self._core: RunCore | None = None
-        self._executor: StreamingExecutor | None = None
-        self._manager: AbstractAsyncContextManager[trio.Nursery] | None = None
-
-    async def __aenter__(self) -> StreamingExecutor:
-        options = self._options
-        if options is None:
-            raise RuntimeError("an open_streaming_executor(...) block can be entered only once")
-        self._options = None
-        require_trio("open_streaming_executor")
-        # (positional, not a keyword dict: this is on every run's path)
-        (tools, policy, result_order, synthetic_texts, turn, context, max_concurrency,
-         guard, cwd, session_dir, observers, grace_period, tool_timeouts) = options  # fmt: skip
-        run_policy = resolve_policy(
-            policy, result_order=result_order, synthetic_texts=synthetic_texts
-        )
-        send, updates = open_update_channel()
-        core = new_run_core(
-            tools, mode="stream", policy=run_policy, send=send, turn=turn, context=context,
-            max_concurrency=max_concurrency, guard=guard, cwd=cwd, session_dir=session_dir,
-            observers=observers, grace_period=grace_period, tool_timeouts=tool_timeouts,
-        )  # fmt: skip
-        executor = StreamingExecutor(core, updates)
-        manager = trio.open_nursery()
-        nursery = await manager.__aenter__()
-        try:
-            begin_hosted_run(core, nursery)
+    require_trio("open_streaming_executor")
+    run_policy = resolve_policy(policy, result_order=result_order, synthetic_texts=synthetic_texts)
+    send, updates = open_update_channel()
+    core = new_run_core(
+        tools, mode="stream", policy=run_policy, send=send, turn=turn, context=context,
+        max_concurrency=max_concurrency, guard=guard, cwd=cwd, session_dir=session_dir,
+        observers=observers, grace_period=grace_period, tool_timeouts=tool_timeouts,
+    )  # fmt: skip
+    executor = StreamingExecutor(core, updates)
+    try:
+        async with open_run(core) as nursery:
+            assert nursery is not None  # a hosted run
             nursery.start_soon(executor._host, name=_HOST_TASK)
-        except BaseException as exc:  # (nothing here raises; if it did, no scope is left open)
-            await self._leave(core, executor, manager, exc)
-            raise
-        self._core, self._executor, self._manager = core, executor, manager
-        return executor
-
-    async def __aexit__(
-        self,
-        etype: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool:
-        core, executor, manager = self._core, self._executor, self._manager
-        assert core is not None
-        assert executor is not None
-        assert manager is not None
-        self._manager = None
-        return await self._leave(core, executor, manager, exc)
-
-    async def _leave(
-        self,
-        core: RunCore,
-        executor: StreamingExecutor,
-        manager: AbstractAsyncContextManager[trio.Nursery],
-        exc: BaseException | None,
-    ) -> bool:
-        """Close the run: the body's end (or ``exc``), the nursery, every call answered."""
-        body_error: BaseException | None = None
-        exit_error: BaseException | None = None
-        try:
-            if exc is None:
-                try:  # the block is done: no more calls; async hooks get their grace
-                    executor._close_input()
-                    if core.env.background is not None:
-                        core.env.background.wind_down()
-                except BaseException as raised:
-                    exc = raised
-            body_error = exc
-            if exc is not None and stop_for_body_error(core, exc):
-                # A cancellation leaves through the nursery (its scope may absorb it).
-                if not await manager.__aexit__(type(exc), exc, exc.__traceback__):
-                    raise exc
-            else:  # ended normally, or the body's own exception: it propagates after
-                await manager.__aexit__(None, None, None)
-        except BaseException as raised:  # decided below, once every call is answered
-            exit_error = raised
-        try:
-            end_run(core, exit_error, body_error)
-        finally:
-            executor._closed = True
-            core.on_settled = _nothing_to_start  # no cycle core -> executor -> core once over
-            if core.all_released:
-                core.close_output()
-        # Cancelled from outside while no task looked (every call shielded or
-        # done): the run still ends the way a cancelled trio call does.
-        await trio.lowlevel.checkpoint_if_cancelled()
-        return True  # nothing propagates: the block's own exception, if any, was answered
+            yield executor
+            executor._close_input()  # the block is done: no more calls
+    finally:
+        executor._closed = True
+        core.on_settled = _nothing_to_start  # no cycle core -> executor -> core once over
+        if core.all_released:
+            core.close_output()
 
 
 def _start_call(nursery: trio.Nursery, core: RunCore, call: Call) -> None:
