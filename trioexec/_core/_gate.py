@@ -104,14 +104,13 @@ class OrderedGate:
             self._next_release += 1
 
     def _in_arrival_order(self, calls: Sequence[Call]) -> Iterator[Call]:
-        while self._next_release < len(calls):
-            call = calls[self._next_release]
-            if call.state != "completed" and call.state != "queued":
-                return
+        # The run's own release loop is this one, written out with the same
+        # two steps (head, passed): one rule, whichever form reads it.
+        while (call := self.head(calls)) is not None:
             yield call
             if not _is_released(call):
                 return
-            self._next_release += 1
+            self.passed(call)
 
     def _in_completion_order(
         self, calls: Sequence[Call], unsafe_running: int | None
