@@ -11,8 +11,9 @@ decision).  ``$VAR`` and ``${VAR}`` in a header value are replaced by the
 environment variable when the hook lists it in ``allowedEnvVars``, by
 nothing otherwise.
 
-Pure trio and the standard library (``ssl`` for ``https``); cancellation
-closes the connection at once.
+trio for the connection, h11 for the protocol (status line, headers,
+``Content-Length`` and chunked bodies, a response cut short), ``ssl`` for
+``https``; cancellation closes the connection at once.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import urllib.parse
 from collections.abc import Mapping
 
 import attrs
+import h11
 import trio
 
 from ._output import HookResult, parse_hook_json, result_from_output
@@ -79,7 +81,7 @@ async def post_hook(hook: HttpHook, body: bytes, event: str) -> HookResult:
     label = hook.url
     try:
         status, payload = await _post(hook, body)
-    except (OSError, ValueError, trio.BrokenResourceError, ssl.SSLError) as exc:
+    except (OSError, ValueError, h11.ProtocolError, trio.BrokenResourceError, ssl.SSLError) as exc:
         return HookResult(label=label, error=f"HTTP request failed: {exc}")
     if not 200 <= status < 300:
         return HookResult(label=label, error=f"HTTP {status} from {hook.url}")
@@ -100,67 +102,55 @@ async def post_hook(hook: HttpHook, body: bytes, event: str) -> HookResult:
 
 
 async def _post(hook: HttpHook, body: bytes) -> tuple[int, bytes]:
+    """One ``POST`` over a fresh connection (h11 speaks HTTP/1.1): (status, body)."""
     url = urllib.parse.urlsplit(hook.url)
     if url.scheme not in ("http", "https") or not url.hostname:
         raise ValueError(f"not an http(s) URL: {hook.url}")
     port = url.port or (443 if url.scheme == "https" else 80)
     target = urllib.parse.urlunsplit(("", "", url.path or "/", url.query, ""))
     host = url.hostname if url.port is None else f"{url.hostname}:{url.port}"
-    headers = {
-        "Host": host,
-        "Content-Type": "application/json",
-        "Content-Length": str(len(body)),
-        "Connection": "close",
-    }
+    headers = [
+        ("Host", host),
+        ("Content-Type", "application/json"),
+        ("Content-Length", str(len(body))),
+        ("Connection", "close"),
+    ]
     for name, value in hook.headers.items():
-        headers[name.replace("\r", "").replace("\n", "")] = _header_value(
-            value, hook.allowed_env_vars
+        headers.append(
+            (name.replace("\r", "").replace("\n", ""), _header_value(value, hook.allowed_env_vars))
         )
-    head = f"POST {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    connection = h11.Connection(our_role=h11.CLIENT)
+    request = connection.send(h11.Request(method="POST", target=target, headers=headers))
     stream: trio.abc.Stream
     if url.scheme == "https":
         stream = await trio.open_ssl_over_tcp_stream(url.hostname, port)
     else:
         stream = await trio.open_tcp_stream(url.hostname, port)
     async with stream:
-        await stream.send_all(head.encode("latin-1") + b"\r\n" + body)
-        raw = bytearray()
-        while chunk := await stream.receive_some(65536):
-            raw += chunk
-            if len(raw) > HTTP_RESPONSE_LIMIT + 65536:
-                raise ValueError(f"response over {HTTP_RESPONSE_LIMIT} bytes")
-    return _parse_response(bytes(raw))
+        await stream.send_all(
+            (request or b"")
+            + (connection.send(h11.Data(data=body)) or b"")
+            + (connection.send(h11.EndOfMessage()) or b"")
+        )
+        return await _read_response(connection, stream)
 
 
-def _parse_response(raw: bytes) -> tuple[int, bytes]:
-    head, sep, rest = raw.partition(b"\r\n\r\n")
-    if not sep:
-        raise ValueError("incomplete HTTP response")
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
-        raise ValueError(f"not an HTTP response: {lines[0][:80]!r}")
-    fields = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        fields[name.strip().lower()] = value.strip()
-    if fields.get("transfer-encoding", "").lower() == "chunked":
-        rest = _dechunk(rest)
-    elif "content-length" in fields:
-        rest = rest[: int(fields["content-length"])]
-    if len(rest) > HTTP_RESPONSE_LIMIT:
-        raise ValueError(f"response over {HTTP_RESPONSE_LIMIT} bytes")
-    return int(parts[1]), rest
-
-
-def _dechunk(data: bytes) -> bytes:
-    out = bytearray()
+async def _read_response(connection: h11.Connection, stream: trio.abc.Stream) -> tuple[int, bytes]:
+    status: int | None = None
+    payload = bytearray()
     while True:
-        size_line, sep, data = data.partition(b"\r\n")
-        if not sep:
-            raise ValueError("truncated chunked body")
-        size = int(size_line.split(b";")[0].strip() or b"0", 16)
-        if size == 0:
-            return bytes(out)
-        out += data[:size]
-        data = data[size + 2 :]
+        event = connection.next_event()
+        if event is h11.NEED_DATA:
+            connection.receive_data(bytes(await stream.receive_some(65536)))
+        elif isinstance(event, h11.Response):
+            status = event.status_code
+        elif isinstance(event, h11.Data):
+            payload += event.data
+            if len(payload) > HTTP_RESPONSE_LIMIT:
+                raise ValueError(f"response over {HTTP_RESPONSE_LIMIT} bytes")
+        elif isinstance(event, h11.EndOfMessage):
+            assert status is not None  # h11 sends the Response first
+            return status, bytes(payload)
+        elif isinstance(event, h11.ConnectionClosed):
+            raise ValueError("incomplete HTTP response")
+        # (an InformationalResponse, 1xx: the real answer follows)
