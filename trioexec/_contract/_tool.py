@@ -245,6 +245,36 @@ class Tool(Generic[InputT]):
         """
         return None
 
+    def match_rule_contents(
+        self,
+        contents: Sequence[str],
+        input: InputT,  # noqa: A002
+        ctx: CallContext,
+        *,
+        behavior: RuleBehavior,
+    ) -> bool | None:
+        """Whether one of several ``Tool(content)`` rules of one behavior applies to this input.
+
+        The permission chain asks this once per behavior (deny, ask, allow)
+        with every content of that behavior.  The default asks
+        :meth:`match_rule_content` rule by rule; a tool that reads its input
+        once for all rules overrides this (the Bash tool parses a command
+        once, not once per rule).
+
+        Returns:
+            True when one of ``contents`` matches; else None when the tool
+            could not interpret one of them (the chain fails closed, as for
+            :meth:`match_rule_content`); else False.
+        """
+        unread = False
+        for content in contents:
+            matched = self.match_rule_content(content, input, ctx, behavior=behavior)
+            if matched:
+                return True
+            if matched is None:
+                unread = True
+        return None if unread else False
+
     def rule_denial_message(self, input: InputT, ctx: CallContext) -> str | None:  # noqa: A002
         """The model's text when a ``Tool(content)`` deny rule matches this input.
 

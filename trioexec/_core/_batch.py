@@ -168,6 +168,9 @@ async def _run_batches(core: RunCore, tool_uses: Sequence[ToolUse]) -> None:
     calls = _admit(core, tool_uses)
     # Calls answered at admission (refused ids) never run: no batch, no barrier.
     runnable = [call for call in calls if call.state == "queued"]
+    if not runnable:  # nothing to run: still a checkpoint, as every trio call is
+        await trio.lowlevel.checkpoint()
+        return
     batches = group_safe_runs(runnable, _is_safe)
     limiter: trio.CapacityLimiter | None = None  # made once a batch does not fit
     try:

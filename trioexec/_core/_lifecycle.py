@@ -22,10 +22,12 @@ import attrs
 import trio
 
 from .._contract._format_error import format_tool_error
+from .._contract._permission_context import PermissionContext
 from .._contract._tool import CallContext, ContextModifier, Tool, ToolOutput
 from .._contract._validation import input_error_text, validate
 from .._groups import is_cancellation, split_cancelled
-from .._guard._file_access import denial_before_validation, path_access_of, protected_write
+from .._guard._chain import decide_permission, unanswered_ask
+from .._guard._file_access import denial_before_validation, path_access_of
 from .._guard._rails import GuardRails, PostToolUseVerdict, after_call, authorize_call
 from .._hooks._background import BackgroundHooks
 from .._models import Attachment, ResultUpdate, ToolResult, ToolUse
@@ -38,7 +40,6 @@ from .._results._persist import (
 )
 from .._texts import (
     permission_denied_message,
-    permission_not_granted_message,
     tool_use_error,
 )
 from ._call import NOT_ADMITTED, Answer, Call, CallOutcome, error_outcome, unknown_tool_outcome
@@ -55,6 +56,8 @@ __all__ = ["CallEnv", "CallRun", "run_call"]
 logger = logging.getLogger("trioexec")
 
 _BASE_VALIDATE_INPUT = Tool.validate_input
+_NO_RULES = PermissionContext()
+"""What a run without guard rails decides with: ``GuardRails()``'s rules and mode."""
 _BASE_CHECK_PERMISSIONS = Tool.check_permissions
 
 
@@ -544,17 +547,15 @@ async def _tool_permission_only(
     parsed: object,
     ctx: CallContext,
 ) -> str | None:
-    """The permission chain with no rules, no hooks and no callback: the tool decides.
+    """A run without guard rails: the permission chain with no rules, no hook, nobody to ask.
 
-    Same answers as ``GuardRails()`` without its checkpoints: allow runs the
-    call; deny, ask and passthrough (which asks, and nobody can answer) refuse.
+    The same decision as ``GuardRails()`` (its empty rules, its mode), without
+    its hooks and checkpoints: allow runs the call (None); deny, and an ask
+    nobody can answer, refuse (the text).
     """
-    decision = await tool.check_permissions(parsed, ctx)
-    if decision.behavior == "deny":
-        return decision.message or permission_denied_message(tool.name)
-    decision = protected_write(tool, parsed, ctx) or decision
-    if decision.behavior == "allow":
+    result = await decide_permission(tool, parsed, ctx, _NO_RULES)
+    if result.behavior == "allow":
         return None
-    if decision.safety_check and decision.message:
-        return decision.message
-    return permission_not_granted_message(tool.name)
+    if result.behavior == "ask":
+        return unanswered_ask(result, tool.name, _NO_RULES.mode)
+    return result.message or permission_denied_message(tool.name)

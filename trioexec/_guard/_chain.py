@@ -20,7 +20,8 @@
 9. otherwise (passthrough, the tool's ask) -> ask
 
 Content rules are matched by the tool itself
-(``Tool.match_rule_content(content, input, ctx, behavior=...)``), since only
+(``Tool.match_rule_contents(contents, input, ctx, behavior=...)``, by default
+``Tool.match_rule_content`` rule by rule), since only
 the tool knows whether ``Bash(npm test:*)`` or ``Read(./src/**)`` applies to
 its input; it is told the rule's behavior, so a shell command is caught by a
 deny or ask rule when any part of it matches, while an allow rule must cover
@@ -43,9 +44,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+import trio
+
 from .._contract._rules import PermissionRule, RuleBehavior
 from .._contract._tool import PermissionResult
-from .._texts import permission_denied_message, plan_mode_denied_message
+from .._texts import (
+    dont_ask_denied_message,
+    permission_denied_message,
+    permission_not_granted_message,
+    plan_mode_denied_message,
+)
 from ._file_access import (
     Resolver,
     path_access_of,
@@ -57,10 +65,10 @@ from ._file_access import (
 
 if TYPE_CHECKING:
     from .._contract._path_access import PathAccess
-    from .._contract._permission_context import PermissionContext
+    from .._contract._permission_context import PermissionContext, PermissionMode
     from .._contract._tool import CallContext, Tool
 
-__all__ = ["check_permission_chain"]
+__all__ = ["check_permission_chain", "decide_permission", "unanswered_ask"]
 
 HookDecision: TypeAlias = Literal["allow", "ask"]
 
@@ -92,7 +100,42 @@ async def check_permission_chain(
         ``allow`` (``updated_input`` set when the tool's check replaced the
         input), ``deny`` with the model-facing message, or ``ask``.
 
-    On cancellation the tool's own check is cancelled and Cancelled propagates.
+    A checkpoint, as every public trio function.  On cancellation the tool's
+    own check is cancelled and Cancelled propagates.
+    """
+    await trio.lowlevel.checkpoint()
+    return await decide_permission(
+        tool, parsed_input, ctx, permissions, hook_decision=hook_decision, tool_check=tool_check
+    )
+
+
+def unanswered_ask(result: PermissionResult, name: str, mode: PermissionMode) -> str:
+    """The denial text for an "ask" that nobody will answer.
+
+    ``dontAsk`` mode denies what would ask; with no ``can_use_tool`` callback
+    (or no guard rails at all) the ask is refused, with the tool's own
+    safety-check reason when it gave one.
+    """
+    if mode == "dontAsk":
+        return dont_ask_denied_message(name)
+    if result.safety_check and result.message:
+        return result.message
+    return permission_not_granted_message(name)
+
+
+async def decide_permission(
+    tool: Tool[Any],
+    parsed_input: object,
+    ctx: CallContext,
+    permissions: PermissionContext,
+    *,
+    hook_decision: HookDecision | None = None,
+    tool_check: PermissionResult | None = None,
+) -> PermissionResult:
+    """:func:`check_permission_chain` without its checkpoint, for callers that have one.
+
+    The one decision order (this module's docstring): both ``authorize_call``
+    and a run without guard rails decide through it.
     """
     name = tool.name
     access = path_access_of(tool)
@@ -169,22 +212,13 @@ def _any_rule_matches(
         return paths_match(
             contents, access.paths(parsed_input), ctx.cwd, behavior, resolver or Resolver(ctx.cwd)
         )
-    # Bash: every rule in one pass.  Looked up on the class: an instance forwarding
-    # unknown attributes to a wrapped Bash would hand over another tool's matching.
-    together = getattr(type(tool), "_match_rule_contents", None)
-    if together is not None:
-        matched = together(tool, contents, parsed_input, behavior=behavior)
-        if matched is not None:
-            return bool(matched)
-    unread = False
-    for content in contents:
-        matched = tool.match_rule_content(content, parsed_input, ctx, behavior=behavior)
-        if matched is None:
-            _warn_unread_content(tool, content, behavior, permissions._warned)
-            unread = True
-        elif matched:
-            return True
-    return unread and behavior != "allow"
+    matched = tool.match_rule_contents(contents, parsed_input, ctx, behavior=behavior)
+    if matched is None:  # unread: warn about each content the tool could not read
+        for content in contents:
+            if tool.match_rule_content(content, parsed_input, ctx, behavior=behavior) is None:
+                _warn_unread_content(tool, content, behavior, permissions._warned)
+        return behavior != "allow"
+    return matched
 
 
 def _warn_unread_content(

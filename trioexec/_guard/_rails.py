@@ -42,12 +42,10 @@ from .._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
     STOPPED_BY_POST_TOOL_USE_HOOK,
-    dont_ask_denied_message,
     permission_denied_message,
-    permission_not_granted_message,
     stopped_by_pre_tool_use_hook,
 )
-from ._chain import check_permission_chain
+from ._chain import decide_permission, unanswered_ask
 from ._settings import SettingsSource, load_settings
 
 if TYPE_CHECKING:
@@ -300,16 +298,12 @@ async def authorize_call(
         if error is not None:
             return verdict(False, raw, error)
         tool_check = None  # the speculative answer was about the old input
-    result = await check_permission_chain(
+    result = await decide_permission(
         tool, parsed_input, ctx, permissions, hook_decision=decision, tool_check=tool_check
     )
     if result.behavior == "ask":
-        if permissions.mode == "dontAsk":  # nobody is asked: what would ask is denied
-            return verdict(False, raw, dont_ask_denied_message(tool.name))
-        if guard.can_use_tool is None:
-            if result.safety_check and result.message:
-                return verdict(False, raw, result.message)
-            return verdict(False, raw, permission_not_granted_message(tool.name))
+        if permissions.mode == "dontAsk" or guard.can_use_tool is None:  # nobody to ask
+            return verdict(False, raw, unanswered_ask(result, tool.name, permissions.mode))
         result = await _ask_application(guard.can_use_tool, tool.name, raw, tool_use.id)
         if result.behavior != "allow":
             return verdict(False, raw, result.message or _stopped(outcome) or REJECT_MESSAGE)

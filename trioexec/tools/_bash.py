@@ -27,7 +27,7 @@ from ._bash_paths import WalkTooLong, judge_paths, may_glob
 from ._responses import Reported, reported_response
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from .._contract._rules import RuleBehavior
     from .._models import JSONObject, JSONValue
@@ -233,18 +233,22 @@ class BashTool(Tool[BashInput]):
         """
         return match_bash_rule(content, input.command, behavior=behavior)
 
-    def _match_rule_contents(
+    def match_rule_contents(
         self,
-        contents: tuple[str, ...],
+        contents: Sequence[str],
         input: BashInput,  # noqa: A002
+        ctx: CallContext,
         *,
         behavior: RuleBehavior,
     ) -> bool | None:
-        """Whether one of ``contents`` matches (:meth:`match_rule_content` for each, in one
-        pass); None when a subclass matches rules its own way (then ask it rule by rule)."""
+        """Whether one of ``contents`` matches, the command read once for all of them.
+
+        A subclass that matches rules its own way (overrides
+        :meth:`match_rule_content`) is asked rule by rule instead.
+        """
         if type(self).match_rule_content is not BashTool.match_rule_content:
-            return None
-        return match_bash_rules(contents, input.command, behavior=behavior)
+            return super().match_rule_contents(contents, input, ctx, behavior=behavior)
+        return match_bash_rules(tuple(contents), input.command, behavior=behavior)
 
     def rule_denial_message(self, input: BashInput, ctx: CallContext) -> str:  # noqa: A002
         """``Permission to use Bash with command {command} has been denied.``"""
