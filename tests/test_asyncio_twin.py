@@ -40,6 +40,8 @@ from trioexec._scenario._load import load_scenario, parse_scenario
 from trioexec._scenario._runner import run_scenario_sync as trio_run_scenario_sync
 from trioexec._texts import REJECT_MESSAGE
 
+pytestmark = pytest.mark.twin  # the benchmark lane: python -m pytest -m twin
+
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "examples" / "scenarios").glob("*.json"))
 

@@ -18,6 +18,8 @@ import pytest
 import trio
 from helpers import BENCHMARKS, import_benchmark
 
+pytestmark = pytest.mark.twin  # the benchmark lane: python -m pytest -m twin
+
 if TYPE_CHECKING:
     from types import ModuleType
 

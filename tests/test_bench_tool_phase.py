@@ -22,6 +22,8 @@ from helpers import BENCHMARKS, import_benchmark
 
 from trioexec import ToolRegistry
 
+pytestmark = pytest.mark.twin  # the benchmark lane: python -m pytest -m twin
+
 if TYPE_CHECKING:
     from types import ModuleType
 

@@ -22,6 +22,8 @@ import pytest
 if TYPE_CHECKING:
     from types import ModuleType
 
+pytestmark = pytest.mark.twin  # the benchmark lane: python -m pytest -m twin
+
 ROOT = Path(__file__).resolve().parent.parent
 SVG = "{http://www.w3.org/2000/svg}"
 

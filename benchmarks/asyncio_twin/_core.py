@@ -37,7 +37,7 @@ from trioexec._core._cancel import (
     cancel_at_end_of_instant,
     raised_outcome,
 )
-from trioexec._core._frame import new_run_core
+from trioexec._core._frame import run_core_arguments
 from trioexec._core._run import RunCore
 from trioexec._core._timeouts import ToolTimeouts
 from trioexec._core._turn import Turn as _TrioTurn
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from trioexec._contract._registry import ToolRegistry
     from trioexec._contract._tool import Tool
     from trioexec._core._lifecycle import CallEnv
+    from trioexec._core._runtime import Runtime
     from trioexec._models import Update
     from trioexec._texts import SyntheticTexts
 
@@ -295,16 +296,6 @@ class TwinRunCore(RunCore):
         if self.turn.aborted:
             self.turn_scope.cancel(reason="user_interrupted")
 
-    # ------------------------------------------------------------ the runtime seam
-
-    def now(self) -> float:
-        """The loop's clock."""
-        return _now()
-
-    def new_call_scope(self) -> Scope:  # type: ignore[override]
-        """One call's scope."""
-        return Scope()
-
     # ------------------------------------------------------------ the run
 
     @asynccontextmanager
@@ -439,13 +430,33 @@ def _delivered_by_a_scope() -> bool:
     return cancelling_scope() is not None or (task is not None and task.cancelling() > 0)
 
 
+@attrs.frozen
+class AsyncioRuntime:
+    """The twin's runtime: the loop's clock, and its own scopes for calls."""
+
+    def now(self) -> float:
+        """The loop's clock."""
+        return _now()
+
+    def new_scope(self) -> Scope:
+        """One call's scope."""
+        return Scope()
+
+
+ASYNCIO_RUNTIME: Runtime = AsyncioRuntime()  # type: ignore[assignment]  # (a Scope, not trio's)
+
+
 def new_twin_core(
     tools: ToolRegistry | Iterable[Tool[Any]],
     *,
     turn: Turn | None,
     **options: Any,  # noqa: ANN401
 ) -> TwinRunCore:
-    """trioexec's ``new_run_core`` building a :class:`TwinRunCore` (same defaults and rules)."""
-    core = new_run_core(tools, turn=turn or Turn(), core_type=TwinRunCore, **options)
-    assert isinstance(core, TwinRunCore)
-    return core
+    """trioexec's ``new_run_core`` building a :class:`TwinRunCore` (same defaults and rules).
+
+    The seam: trioexec's ``run_core_arguments`` and a runtime of the twin's own
+    (its loop's clock, its :class:`Scope`), nothing the production core carries
+    for the twin alone.
+    """
+    registry, arguments = run_core_arguments(tools, turn=turn or Turn(), **options)
+    return TwinRunCore(registry, **arguments, runtime=ASYNCIO_RUNTIME)

@@ -2,7 +2,7 @@
 
 The steps and every decision are trioexec's: validation (``validate``,
 ``input_error_text``), the file-access denial, the permission chain
-(``check_permission_chain``), the hooks' aggregation (``aggregate``,
+(``decide_permission``), the hooks' aggregation (``aggregate``,
 ``result_from_output``) and records (``_guard``'s helpers), result mapping and
 the size rules (``_results``).  Rewritten: the awaiting.  Hooks run in an
 ``asyncio.TaskGroup``, each under ``asyncio.timeout``; a call step with a time
@@ -42,7 +42,7 @@ from trioexec._core._events import CallEvent
 from trioexec._core._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
 from trioexec._core._solo import SoloGate
 from trioexec._core._timeouts import resolve_limits
-from trioexec._guard._chain import check_permission_chain
+from trioexec._guard._chain import decide_permission, unanswered_ask
 from trioexec._guard._file_access import denial_before_validation
 from trioexec._guard._rails import (
     _NO_OUTCOME,
@@ -75,9 +75,7 @@ from trioexec._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
     STOPPED_BY_POST_TOOL_USE_HOOK,
-    dont_ask_denied_message,
     permission_denied_message,
-    permission_not_granted_message,
     tool_use_error,
 )
 
@@ -530,16 +528,12 @@ async def authorize_call(
         if error is not None:
             return verdict(False, raw, error)
         tool_check = None
-    result = await check_permission_chain(
+    result = await decide_permission(
         tool, parsed_input, ctx, permissions, hook_decision=decision, tool_check=tool_check
     )
     if result.behavior == "ask":
-        if permissions.mode == "dontAsk":  # nobody is asked: what would ask is denied
-            return verdict(False, raw, dont_ask_denied_message(tool.name))
-        if guard.can_use_tool is None:
-            if result.safety_check and result.message:
-                return verdict(False, raw, result.message)
-            return verdict(False, raw, permission_not_granted_message(tool.name))
+        if permissions.mode == "dontAsk" or guard.can_use_tool is None:  # nobody to ask
+            return verdict(False, raw, unanswered_ask(result, tool.name, permissions.mode))
         result = await _ask_application(guard.can_use_tool, tool.name, raw, tool_use.id)
         if result.behavior != "allow":
             return verdict(False, raw, result.message or _stopped(outcome) or REJECT_MESSAGE)

@@ -72,7 +72,6 @@ def new_run_core(
     observers: Iterable[Observer],
     grace_period: float | None,
     tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
-    core_type: type[RunCore] | None = None,
 ) -> RunCore:
     """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
 
@@ -80,10 +79,39 @@ def new_run_core(
     safe batch's context modifiers to the end of the batch and answers calls
     that never start with the "doesn't want to take this action" text.  The
     streaming path ignores ``max_concurrency`` when the policy does not cap it.
-    ``core_type`` builds a RunCore subclass instead (the asyncio twin's).
 
     Raises:
         ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
+    """
+    registry, arguments = run_core_arguments(
+        tools, mode=mode, policy=policy, send=send, turn=turn, context=context,
+        max_concurrency=max_concurrency, guard=guard, cwd=cwd, session_dir=session_dir,
+        observers=observers, grace_period=grace_period, tool_timeouts=tool_timeouts,
+    )  # fmt: skip
+    return RunCore(registry, **arguments)
+
+
+def run_core_arguments(
+    tools: ToolRegistry | Iterable[Tool[Any]],
+    *,
+    mode: Literal["batch", "stream"],
+    policy: Policy,
+    send: UpdateSink | None,
+    turn: Turn | None,
+    context: Mapping[str, object] | None,
+    max_concurrency: int | None,
+    guard: GuardRails | None,
+    cwd: Path | None,
+    session_dir: Path | None,
+    observers: Iterable[Observer],
+    grace_period: float | None,
+    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
+) -> tuple[ToolRegistry, dict[str, Any]]:
+    """What :func:`new_run_core` builds a RunCore from: its registry and keyword arguments.
+
+    The seam for another runtime (the asyncio twin): it builds its own core
+    from the same arguments, with a :class:`~trioexec._core._runtime.Runtime`
+    of its own, so both follow one set of defaults.
     """
     env = CallEnv(
         ObserverSet(observers),
@@ -97,18 +125,17 @@ def new_run_core(
     )
     batch = mode == "batch"
     limit = resolve_max_concurrency(max_concurrency)
-    return (core_type or RunCore)(
-        ToolRegistry.coerce(tools),
-        env=env,
-        turn=turn or Turn(),
-        context=dict(context or {}),
-        max_concurrency=limit if batch or policy.cap_streaming else sys.maxsize,
-        send=send,
-        never_started_text=NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
-        defer_modifiers=batch,
-        grace_period=grace_period,
-        policy=policy,
-    )
+    return ToolRegistry.coerce(tools), {
+        "env": env,
+        "turn": turn or Turn(),
+        "context": dict(context or {}),
+        "max_concurrency": limit if batch or policy.cap_streaming else sys.maxsize,
+        "send": send,
+        "never_started_text": NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
+        "defer_modifiers": batch,
+        "grace_period": grace_period,
+        "policy": policy,
+    }
 
 
 _last_cwd: tuple[str, pathlib.Path] = ("", pathlib.Path())

@@ -46,6 +46,7 @@ from ._gate import OrderedGate, ResultOrder
 from ._lifecycle import CallEnv, run_call
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
+from ._runtime import TRIO_RUNTIME, Runtime
 from ._start_rule import Executing
 from ._stopping import Stopping
 
@@ -79,10 +80,13 @@ class RunCore(Stopping):
         defer_modifiers: bool,
         grace_period: float | None = DEFAULT_GRACE_PERIOD,
         policy: Policy = DEFAULT_POLICY,
+        runtime: Runtime = TRIO_RUNTIME,
     ) -> None:
         if grace_period is not None and not grace_period >= 0:
             raise ConfigurationError(f"grace_period must be >= 0 or None, not {grace_period!r}")
         self.registry = registry
+        self.runtime = runtime
+        """The clock and scope factory (:mod:`trioexec._core._runtime`)."""
         self.env = env
         self.turn = turn
         self.observers: ObserverSet = env.observers
@@ -133,16 +137,6 @@ class RunCore(Stopping):
         """The attempt was abandoned: nothing is released any more."""
         return self.cancellation.discarded
 
-    # ------------------------------------------------------------------ runtime seam
-
-    def now(self) -> float:
-        """The run's clock: trio's (the asyncio twin in ``benchmarks/`` reads its loop's)."""
-        return trio.current_time()
-
-    def new_call_scope(self) -> trio.CancelScope:
-        """A fresh scope for one call (the asyncio twin gives its own scope type)."""
-        return trio.CancelScope()
-
     # ------------------------------------------------------------------ the run
 
     def host_watches(self, nursery: trio.Nursery | None) -> None:
@@ -174,7 +168,7 @@ class RunCore(Stopping):
         self._stop_executing("user_interrupted")
         self._answer_queued("user_interrupted", but=but)
         if self._run_scope is not None:
-            cancel_at_end_of_instant(self._run_scope, self.now())
+            cancel_at_end_of_instant(self._run_scope, self.runtime.now())
 
     # ------------------------------------------------------------------ calls
 
@@ -278,7 +272,7 @@ class RunCore(Stopping):
         call.state = "executing"
         call.started = True
         if call.interrupt_behavior == "cancel":
-            call.scope = self.new_call_scope()
+            call.scope = self.runtime.new_scope()
         call.context_at_start = self.context
         self._executing.add(call)
         self.in_progress.add(call.tool_use.id)
@@ -561,7 +555,7 @@ class RunCore(Stopping):
         detail: str | None = None,
     ) -> None:
         if self.observers:
-            event = CallEvent(self.now(), call.tool_use.id, kind, data, reason, detail)
+            event = CallEvent(self.runtime.now(), call.tool_use.id, kind, data, reason, detail)
             self.observers.call_event(event)
 
 

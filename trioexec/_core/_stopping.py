@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._cancel import Cancellation, GraceWatchdog
     from ._events import CancelReason
     from ._policy import Policy
+    from ._runtime import Runtime
     from ._start_rule import Executing
 
 __all__ = ["Stopping"]
@@ -40,22 +41,22 @@ class Stopping:
         _executing: Executing
         _next_start: int
         _spares_blocking: bool
+        runtime: Runtime
 
-        def now(self) -> float: ...
         def settle(self) -> None: ...
         def close_output(self) -> None: ...
         def complete(self, call: Call, outcome: Answer, *, cascade: bool = True) -> None: ...
         def complete_without_starting(self, call: Call, reason: CancelReason) -> None: ...
 
     def _start_cascade(self, call: Call) -> None:
-        now = self.now()
+        now = self.runtime.now()
         self.cancellation.start_cascade(call, now)
         self._stop_executing("sibling_error")
         self._answer_queued("sibling_error")
 
     def on_interrupt(self) -> None:
         """The turn was interrupted: stop ``"cancel"`` calls, answer unstartable ones."""
-        now = self.now()
+        now = self.runtime.now()
         for call in list(self._executing):
             if call.interrupt_behavior == "cancel" and call.scope is not None:
                 if call.cancel_reason is None:
@@ -74,7 +75,7 @@ class Stopping:
     def discard(self) -> None:
         """Abandon the run: cancel executing calls (if the policy says so), release nothing more."""
         cancels = self.policy.discard_cancels
-        if not self.cancellation.discard(self.now(), cancel=cancels):
+        if not self.cancellation.discard(self.runtime.now(), cancel=cancels):
             return
         # Nothing is released from now on: a finished call the gate was holding
         # is no longer in progress (an executing one leaves when its task ends).
@@ -99,7 +100,7 @@ class Stopping:
         for call in self._executing:
             if call.cancel_reason is None:
                 call.cancel_reason = reason
-        self.watchdog.request_all(self._executing, self.now())
+        self.watchdog.request_all(self._executing, self.runtime.now())
 
     def _answer_overdue(self, call: Call) -> None:
         """The watchdog's answer for a call that ignored cancellation past its grace.
