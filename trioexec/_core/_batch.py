@@ -186,7 +186,7 @@ async def _run_batches(core: RunCore, tool_uses: Sequence[ToolUse]) -> None:
                 await _run_batch(core, batch, limiter)
                 core.apply_pending_modifiers()
     except BaseExceptionGroup as group:
-        # (unwrap_single, written out: a try costs nothing when nothing is raised)
+        # unwrap_single, written out (hot path: docs/performance.md#inlined)
         only = single_exception(group)
         if only is None:
             raise

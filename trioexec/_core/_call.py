@@ -71,8 +71,7 @@ class Expiry:
 @attrs.define
 class CallOutcome:
     """A call's answer plus what travels with it (treated as immutable: change it with
-    ``attrs.evolve``; not frozen, because a frozen attrs class costs twice as much to
-    build, once or twice per call).
+    ``attrs.evolve``; hot path, docs/performance.md#unfrozen-values).
 
     Attributes:
         result: the tool_result the model gets.
@@ -96,12 +95,12 @@ class CallOutcome:
 Answer: TypeAlias = "CallOutcome | ResultUpdate"
 """A call's answer as the run holds it: a plain one (the tool's result, with its
 attachments, nothing else to carry) is the :class:`~trioexec.ResultUpdate` its
-release hands out, so it costs one object fewer; any other is a :class:`CallOutcome`."""
+release hands out (docs/performance.md#plain-answer); any other is a :class:`CallOutcome`."""
 
 
 def error_outcome(tool_use_id: str, text: str) -> CallOutcome:
     """An error answer produced by the runtime itself."""
-    return CallOutcome(ToolResult(tool_use_id, text, True))  # positional: attrs inits are cheaper
+    return CallOutcome(ToolResult(tool_use_id, text, True))  # hot path: performance.md#positional
 
 
 def unknown_tool_outcome(tool_use: ToolUse) -> CallOutcome:

@@ -64,7 +64,7 @@ _BASE_CHECK_PERMISSIONS = Tool.check_permissions
 @attrs.define(eq=False)
 class CallEnv:
     """What every call of one run shares (built once per run; treated as immutable:
-    not frozen, because a frozen attrs class costs twice as much to build).
+    hot path, docs/performance.md#unfrozen-values).
 
     ``timeout_watch`` enforces the tools' time limits (``tool_timeouts``
     overrides them by tool name for this run); ``background`` is where the
@@ -108,10 +108,8 @@ class CallRun(Protocol):
 async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> None:
     """Task body of one call: its whole lifecycle, answered through ``run``.
 
-    This is :meth:`RunCore.run_call <trioexec._core._run.RunCore.run_call>`.  It
-    is one function, awaited as a call's task body, so that nothing but the
-    tool's own code lies between the task and the tool: a cascade stopping
-    1,000 executing calls unwinds one frame per call here, not two.
+    This is :meth:`RunCore.run_call <trioexec._core._run.RunCore.run_call>`:
+    one function, the call's task body (hot path: docs/performance.md#one-frame).
 
     Every failure along the way is an error answer and ends the call.  The
     tool is never called for a call that was answered on its behalf (it
@@ -130,10 +128,7 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
     synthetic answer).  When the sibling scope is cancelled (a cascade, a
     discard, or trio itself after a call raised), the call's task then ends
     normally: between this frame and that scope, the cancel scope of the
-    calls' nursery, lies nothing of the call's, so nothing is left to
-    unwind, and the nursery need not collect one ``Cancelled`` per stopped
-    sibling into a group only to discard them all (about a quarter of what a
-    cascade over 1,000 siblings costs).  trio's cancellation is
+    calls' nursery, lies nothing of the call's.  trio's cancellation is
     level-triggered: any enclosing scope that is cancelled too (the turn's,
     the application's) is delivered again at the next cancel point of the
     task that owns the nursery, the code after its ``async with``.  A call
@@ -173,7 +168,7 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
         guard = env.guard
         state = call.context_at_start
         ctx = (
-            CallContext(  # (tool_use, state, cwd, session_dir, permissions): positional is cheaper
+            CallContext(  # hot path: docs/performance.md#positional
                 tool_use,
                 {} if state is None else state,
                 env.cwd,
@@ -263,10 +258,8 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
         expiry: Expiry | None = None
         timed_out = False
         progress = partial(run.progress, call)
-        # The call step has no ``try`` of its own: each handler level a
-        # ``Cancelled`` passes costs trio's exception class (its metaclass) two
-        # Python-level subclass checks on 3.11, paid by every call a cascade
-        # stops.  The handlers below know the step by ``in_step``.
+        # The call step has no ``try`` of its own: the handlers below know it by
+        # ``in_step`` (hot path: docs/performance.md#no-try).
         in_step = True
         if limits is None or env.timeout_watch is None:
             output = await tool.call(parsed, ctx, progress)
@@ -310,8 +303,7 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
         else:
             answer = call.returned = CallOutcome(result, attachments, modifier, stop_reason)
     except trio.Cancelled:
-        # No ``as`` name here: binding one costs each call a cascade stops
-        # a cleanup handler more.
+        # No ``as`` name here (hot path: docs/performance.md#no-try).
         if in_step and (gate is not None or observers is not None):
             _end_call_step(gate, alone, observers, tool_id)
         cancellation = run.cancellation

@@ -266,8 +266,7 @@ class RunCore(Stopping):
 
         Only a ``"cancel"`` call needs a scope of its own (:meth:`on_interrupt`
         cancels it alone); a ``"block"`` call is stopped only by the run's
-        scopes, so it runs in none of its own (a scope costs trio about as
-        much as the rest of the call's bookkeeping).
+        scopes (hot path: docs/performance.md#no-scope).
         """
         call.state = "executing"
         call.started = True
@@ -387,8 +386,7 @@ class RunCore(Stopping):
         self._release_ready()
         calls = self.calls
         if self._next_start < len(calls) or len(self.released) == len(calls):
-            # (has_queued or all_released, inlined: a cascade passes here once per
-            # sibling, and the front end has nothing to do otherwise)
+            # has_queued or all_released (hot path: docs/performance.md#inlined)
             self.on_settled()
 
     def settle(self) -> None:
@@ -427,7 +425,7 @@ class RunCore(Stopping):
             return
         cancellation = self.cancellation  # (read again after each release: an observer may discard)
         gate = self.gate
-        if gate.order == "arrival":  # the head call, while it may leave: no generator
+        if gate.order == "arrival":  # the head call, while it may leave (performance.md#inlined)
             calls = self.calls
             while (call := gate.head(calls)) is not None:
                 if call.state == "queued" and not self._settle_unstartable(call):

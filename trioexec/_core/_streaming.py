@@ -198,9 +198,7 @@ class StreamingExecutor:
         """Start the queued calls the start rule allows (their tasks, once the host runs)."""
         core = self._core
         nursery = self._nursery
-        # (Each loop stops once nothing is queued: the call just added is
-        # usually the only one, and asking the start rule again costs a
-        # fifth of what starting it does.)
+        # Each loop stops once nothing is queued (hot path: docs/performance.md#inlined).
         if nursery is not None:
             run = self._base.run  # start_soon copies the context it is called in
             while (call := core.start_next()) is not None:

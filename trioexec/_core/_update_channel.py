@@ -155,7 +155,7 @@ class UpdateReceiveChannel(trio.abc.ReceiveChannel[Update]):
         """The next update: a cancellation point; a schedule point only when it waits."""
         await trio.lowlevel.checkpoint_if_cancelled()
         queue = self._queue
-        while True:  # (_wait, inlined: iteration is the hot path)
+        while True:  # _wait, inlined (hot path: docs/performance.md#inlined)
             if queue.receive_closed:
                 raise trio.ClosedResourceError
             if queue.buffer:

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-@attrs.define(unsafe_hash=True)  # never mutated; not frozen: cheaper to build
+@attrs.define(unsafe_hash=True)  # never mutated (docs/performance.md#unfrozen-values)
 class Word:
     """One shell word after quote removal.
 
@@ -44,7 +44,7 @@ class Word:
     ansi_c: bool = attrs.field(default=False, eq=False)
 
 
-@attrs.define(unsafe_hash=True)  # never mutated; not frozen: cheaper to build
+@attrs.define(unsafe_hash=True)  # never mutated (docs/performance.md#unfrozen-values)
 class Redirect:
     """One redirection.
 
@@ -79,7 +79,7 @@ class Redirect:
         return False
 
 
-@attrs.define(unsafe_hash=True)  # never mutated; not frozen: cheaper to build
+@attrs.define(unsafe_hash=True)  # never mutated (docs/performance.md#unfrozen-values)
 class SimpleCommand:
     """One simple command the shell may run.
 
@@ -106,7 +106,7 @@ class SimpleCommand:
         return self.words[0] if self.words else None
 
 
-@attrs.define(unsafe_hash=True)  # never mutated; not frozen: cheaper to build
+@attrs.define(unsafe_hash=True)  # never mutated (docs/performance.md#unfrozen-values)
 class ShellAnalysis:
     """What one command line means to the shell, as far as the analysis models it.
 
