@@ -25,7 +25,7 @@ from trioexec import (
     function_tool,
     run_tools,
 )
-from trioexec._core._solo import SoloGate
+from trioexec._core._solo import SoloLock
 from trioexec.hooks import HookInput, HookOutput, HookSet
 
 
@@ -132,7 +132,7 @@ def test_rewritten_calls_never_overlap_an_unsafe_body_and_each_is_answered_once(
 async def test_a_solo_call_cancelled_while_waiting_lets_the_others_go() -> None:
     """A re-partitioned call stopped while it waits for the safe bodies to finish
     takes nothing with it: the safe calls held back behind it run."""
-    gate = SoloGate()
+    gate = SoloLock()
     assert gate.try_enter_shared()
     order: list[str] = []
     waiting = trio.CancelScope()

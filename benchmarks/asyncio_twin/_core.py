@@ -42,7 +42,7 @@ from trioexec._core._run import RunCore
 from trioexec._core._timeouts import ToolTimeouts
 from trioexec._core._turn import Turn as _TrioTurn
 
-from ._lifecycle import AsyncioSoloGate, run_call
+from ._lifecycle import AsyncioSoloLock, run_call
 from ._loop import at_end_of_instant
 from ._scope import Scope, cancelling_scope
 
@@ -138,9 +138,9 @@ class GraceWatchdog:
 
     def _due(self) -> None:
         self._timer = None
-        at_end_of_instant(self._answer_overdue)
+        at_end_of_instant(self.answer_overdue)
 
-    def _answer_overdue(self) -> None:
+    def answer_overdue(self) -> None:
         assert self.grace_period is not None
         now = _now()
         for call in sorted(self._waiting, key=lambda c: c.index):
@@ -282,7 +282,7 @@ class TwinRunCore(RunCore):
         env = attrs.evolve(
             env,
             timeout_watch=TimeoutWatch(),
-            solo=None if env.solo is None else AsyncioSoloGate(),
+            solo=None if env.solo is None else AsyncioSoloLock(),
             background=None,  # ``async: true`` hooks run inline here (their answers ignored)
         )
         super().__init__(registry, env=env, **options)
@@ -290,7 +290,7 @@ class TwinRunCore(RunCore):
         self.cancellation = _TwinCancellation(
             trio_side.never_started_text, trio_side.texts, partial_output=trio_side.partial_output
         )
-        self.watchdog = GraceWatchdog(grace, self._answer_overdue)  # type: ignore[assignment]
+        self.watchdog = GraceWatchdog(grace, self.answer_overdue)  # type: ignore[assignment]
         self._send_queue: asyncio.Queue[object] | None = options.get("send")  # type: ignore[assignment]
         self._output_closed = False
         if self.turn.aborted:
@@ -315,16 +315,16 @@ class TwinRunCore(RunCore):
         try:
             with run_scope:
                 async with asyncio.TaskGroup() if hosted else nullcontext() as group:
-                    self._run_scope = run_scope  # type: ignore[assignment]
+                    self.run_scope = run_scope  # type: ignore[assignment]
                     self.watchdog.active = True  # type: ignore[attr-defined]
                     try:
                         yield group
                     except BaseException as exc:
                         body_error = exc
-                        self._note_outer_cancellation(exc)
+                        self.note_outer_cancellation(exc)
                         if isinstance(exc, asyncio.CancelledError):
                             raise
-                        self._stop_run()
+                        self.stop_run()
         except BaseException as exc:
             exit_error = exc
         finally:
@@ -389,7 +389,7 @@ class TwinRunCore(RunCore):
         is answered now and stops the run, and propagates when the run ends.
         """
         if isinstance(exc, asyncio.CancelledError) and _delivered_by_a_scope():
-            self._note_outer_cancellation(exc)
+            self.note_outer_cancellation(exc)
             self.finish_stopped(call)
             return exc
         self.record_fault(exc, call)
@@ -397,7 +397,7 @@ class TwinRunCore(RunCore):
             self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
         return None
 
-    def _note_outer_cancellation(self, exc: BaseException) -> None:
+    def note_outer_cancellation(self, exc: BaseException) -> None:
         if not isinstance(exc, asyncio.CancelledError):
             return
         cancellation = self.cancellation
@@ -406,7 +406,7 @@ class TwinRunCore(RunCore):
         if outer is not None and (
             outer is self.turn_scope
             or outer is self.sibling_scope
-            or outer is self._run_scope
+            or outer is self.run_scope
             or any(outer is call.scope for call in self.calls)
         ):
             return  # one of the run's own scopes: its reason is on record already

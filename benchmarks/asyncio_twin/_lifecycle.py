@@ -40,7 +40,7 @@ from trioexec._core._call import (
 )
 from trioexec._core._events import CallEvent
 from trioexec._core._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
-from trioexec._core._solo import SoloGate
+from trioexec._core._solo import SoloLock
 from trioexec._core._timeouts import resolve_limits
 from trioexec._guard._chain import decide_permission, unanswered_ask
 from trioexec._guard._file_access import denial_before_validation
@@ -85,11 +85,11 @@ if TYPE_CHECKING:
     from trioexec._contract._tool import Tool
     from trioexec._core._call import Call, Expiry
     from trioexec._core._events import ObserverSet
-    from trioexec._core._lifecycle import CallEnv, CallRun
+    from trioexec._core._lifecycle import CallEnv, RunForCall
     from trioexec._guard._rails import GuardRails
 
 __all__ = [
-    "AsyncioSoloGate",
+    "AsyncioSoloLock",
     "after_call",
     "authorize_call",
     "run_call",
@@ -107,7 +107,7 @@ def _raise_if_cancel_requested() -> None:
         raise asyncio.CancelledError
 
 
-async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> None:
+async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> None:
     """trioexec's ``run_call`` on asyncio: a call's task body, its whole lifecycle.
 
     Same steps, same answers, same shape: one coroutine between the task and
@@ -385,7 +385,7 @@ async def _post_tool_use(
 
 
 def _end_call_step(
-    gate: SoloGate | None, alone: bool, observers: ObserverSet | None, tool_id: str
+    gate: SoloLock | None, alone: bool, observers: ObserverSet | None, tool_id: str
 ) -> None:
     """The call step is over: give its place back and tell the observers (if any)."""
     if gate is not None:
@@ -394,7 +394,7 @@ def _end_call_step(
         observers.call_event(CallEvent(_now(), tool_id, "call_ended"))
 
 
-def _leave(gate: SoloGate, alone: bool) -> None:
+def _leave(gate: SoloLock, alone: bool) -> None:
     if alone:
         gate.leave_solo()
     else:
@@ -402,7 +402,7 @@ def _leave(gate: SoloGate, alone: bool) -> None:
 
 
 class _ParkingLot:
-    """The part of ``trio.lowlevel.ParkingLot`` trioexec's ``SoloGate`` uses, on asyncio."""
+    """The part of ``trio.lowlevel.ParkingLot`` trioexec's ``SoloLock`` uses, on asyncio."""
 
     def __init__(self) -> None:
         self._parked: list[asyncio.Future[None]] = []
@@ -423,8 +423,8 @@ class _ParkingLot:
                 future.set_result(None)
 
 
-class AsyncioSoloGate(SoloGate):
-    """trioexec's ``SoloGate`` (a re-partitioned call runs alone), parking on asyncio."""
+class AsyncioSoloLock(SoloLock):
+    """trioexec's ``SoloLock`` (a re-partitioned call runs alone), parking on asyncio."""
 
     def __init__(self) -> None:
         super().__init__()

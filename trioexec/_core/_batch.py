@@ -27,7 +27,7 @@ from ._frame import new_run_core, open_run
 from ._partition import group_safe_runs
 from ._policy import Policy, resolve_policy
 from ._run import DEFAULT_GRACE_PERIOD, Call, RunCore
-from ._taskless import in_own_context
+from ._taskless import run_taskless
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -213,7 +213,7 @@ def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:
 async def _run_batch(
     core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter | None
 ) -> None:
-    lends = core.unhosted  # no run nursery: this batch's hosts the watches while it runs
+    lends = not core.has_run_nursery  # this batch's nursery hosts the watches while it runs
     try:
         async with trio.open_nursery() as nursery:
             core.cancellation.adopt_sibling_scope(nursery.cancel_scope)
@@ -244,7 +244,7 @@ async def _start_batch(
         if call.state == "queued" and core.blocked_reason() is None:
             core.mark_started(call)
             if core.blocked_reason() is None:
-                await in_own_context(core.run_call(call))
+                await run_taskless(core.run_call(call))
             else:  # an observer stopped the run as the call started: a task's
                 # start comes after the stop takes effect, so the call is stopped
                 nursery.start_soon(core.run_call, call)

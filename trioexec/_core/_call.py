@@ -7,6 +7,19 @@ rule, and the one answer that needs nothing but the call: the no-such-tool error
 (one function for every call site), and :class:`Admission`, the verdict on a
 call's input that travels with it from admission to its lifecycle.
 
+What a call produced has one name at each step, and no other:
+
+- ``ToolResult``: the tool_result block the model reads (id, content, is_error);
+- ``CallOutcome``: a ``ToolResult`` plus what travels with it (attachments, a
+  context modifier, a stop request, why it was cancelled);
+- ``ResultUpdate``: what release hands out (the ``ToolResult`` and its
+  attachments) on the updates channel and in ``RunOutcome.updates``;
+- ``Answer`` = ``CallOutcome | ResultUpdate``: the answer as the run holds it
+  (a plain one is already its ``ResultUpdate``);
+- on the :class:`Call`: ``returned`` is the tool's real answer, kept the moment
+  its tool returned (it survives a cancellation of the post steps), and
+  ``outcome`` the answer the run settled on, the one released.
+
 Pure: no trio at run time (it is named only in the call's annotations).
 """
 

@@ -31,7 +31,7 @@ from ._concurrency import resolve_max_concurrency
 from ._events import ObserverSet
 from ._lifecycle import CallEnv
 from ._run import RunCore
-from ._solo import SoloGate
+from ._solo import SoloLock
 from ._timeouts import TimeoutWatch
 from ._turn import Turn
 
@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from ._update_channel import UpdateSink
 
 __all__ = [
-    "begin_hosted_run",
-    "begin_unhosted_run",
+    "begin_run_in_nursery",
+    "begin_run_without_nursery",
     "end_run",
     "new_run_core",
     "open_run",
@@ -121,7 +121,7 @@ def run_core_arguments(
         TimeoutWatch(),
         dict(tool_timeouts) if tool_timeouts else {},
         None if guard is None else background_hooks(guard),
-        None if guard is None else SoloGate(),  # only guard rails replace inputs
+        None if guard is None else SoloLock(),  # only guard rails replace inputs
     )
     batch = mode == "batch"
     limit = resolve_max_concurrency(max_concurrency)
@@ -185,7 +185,7 @@ async def open_run(core: RunCore, *, hosted: bool = True) -> AsyncIterator[trio.
     try:
         if hosted:
             async with trio.open_nursery() as nursery:
-                begin_hosted_run(core, nursery)
+                begin_run_in_nursery(core, nursery)
                 try:
                     yield nursery
                     if core.env.background is not None:
@@ -195,7 +195,7 @@ async def open_run(core: RunCore, *, hosted: bool = True) -> AsyncIterator[trio.
                     if stop_for_body_error(core, exc):
                         raise
         else:
-            begin_unhosted_run(core)
+            begin_run_without_nursery(core)
             try:
                 yield None
             except BaseException as exc:
@@ -210,26 +210,26 @@ async def open_run(core: RunCore, *, hosted: bool = True) -> AsyncIterator[trio.
     await trio.lowlevel.checkpoint_if_cancelled()
 
 
-def begin_hosted_run(core: RunCore, nursery: trio.Nursery) -> None:
+def begin_run_in_nursery(core: RunCore, nursery: trio.Nursery) -> None:
     """Open a run inside its own ``nursery`` (outside its turn scope): the nursery
     hosts the watches and the async hooks, and stopping the run cancels it."""
-    core._run_scope = nursery.cancel_scope
-    core.watchdog.open(nursery, core._answer_overdue)
+    core.run_scope = nursery.cancel_scope
+    core.watchdog.open(nursery, core.answer_overdue)
     core.host_watches(nursery)
     if core.env.background is not None:
         core.env.background.nursery = nursery  # async hooks: bounded by the run
 
 
-def begin_unhosted_run(core: RunCore) -> None:
+def begin_run_without_nursery(core: RunCore) -> None:
     """Open a run that has no nursery of its own (a ``run_tools`` call without async hooks).
 
     Its calls' nurseries (one per batch) host the watches in turn
     (:meth:`RunCore.host_watches`), and stopping the run cancels its turn
     scope.
     """
-    core.unhosted = True
-    core._run_scope = core.turn_scope
-    core.watchdog.open(None, core._answer_overdue)
+    core.has_run_nursery = False
+    core.run_scope = core.turn_scope
+    core.watchdog.open(None, core.answer_overdue)
 
 
 def stop_for_body_error(core: RunCore, exc: BaseException) -> bool:
@@ -238,10 +238,10 @@ def stop_for_body_error(core: RunCore, exc: BaseException) -> bool:
     Else the body's own exception stops the run like any other stop, at the
     end of this instant; it propagates once every call is answered.
     """
-    core._note_outer_cancellation(exc)
+    core.note_outer_cancellation(exc)
     if is_cancellation(exc):
         return True
-    core._stop_run()
+    core.stop_run()
     return False
 
 

@@ -4,7 +4,7 @@
 along the way becomes an error tool_result and ends the call; a tool's
 ``Exception`` is a value, never an exception to the caller.  Trio's
 ``Cancelled`` (and any other ``BaseException``) is answered through the run
-(:class:`CallRun`: the synthetic answer of why the run stopped the call) and
+(:class:`RunForCall`: the synthetic answer of why the run stopped the call) and
 propagates to the scope that caused it.
 """
 
@@ -44,14 +44,14 @@ from .._texts import (
 )
 from ._call import NOT_ADMITTED, Answer, Call, CallOutcome, error_outcome, unknown_tool_outcome
 from ._events import CallEvent, ObserverSet
-from ._solo import SoloGate
+from ._solo import SoloLock
 from ._timeouts import TimeoutWatch, ToolTimeouts, resolve_limits
 
 if TYPE_CHECKING:
     from ._call import Expiry
     from ._cancel import Cancellation
 
-__all__ = ["CallEnv", "CallRun", "run_call"]
+__all__ = ["CallEnv", "RunForCall", "run_call"]
 
 logger = logging.getLogger("trioexec")
 
@@ -79,7 +79,7 @@ class CallEnv:
     timeout_watch: TimeoutWatch | None = None
     tool_timeouts: Mapping[str, ToolTimeouts] = attrs.field(factory=dict)
     background: BackgroundHooks | None = None
-    solo: SoloGate | None = None
+    solo: SoloLock | None = None
     observed: bool = attrs.field(init=False)
     """Whether anybody observes (decided once: no event is built for nobody)."""
 
@@ -87,7 +87,7 @@ class CallEnv:
         self.observed = bool(self.observers)
 
 
-class CallRun(Protocol):
+class RunForCall(Protocol):
     """What a call's lifecycle needs from the run it belongs to (the run core is one).
 
     Every way a call can end is answered through it: :meth:`complete` with
@@ -105,7 +105,7 @@ class CallRun(Protocol):
     def progress(self, call: Call, data: object) -> None: ...
 
 
-async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> None:
+async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> None:
     """Task body of one call: its whole lifecycle, answered through ``run``.
 
     This is :meth:`RunCore.run_call <trioexec._core._run.RunCore.run_call>`:
@@ -114,7 +114,7 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
     Every failure along the way is an error answer and ends the call.  The
     tool is never called for a call that was answered on its behalf (it
     ignored its cancellation past the grace period, in a hook say), nor once
-    its scope is cancelled: the last gate before the tool's body is a
+    its scope is cancelled: the last check before the tool's body is a
     cancellation check.  A call admitted as safe may be running beside
     others: if a hook replaces its input with one that is not
     concurrency-safe, its tool runs alone (``env.solo``), after the bodies
@@ -232,19 +232,19 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
                 # but alone (re-partitioned as unsafe; invariant I3, _solo).
                 alone = admission.safe and not _still_safe(tool, parsed)
 
-        # The last gate before the tool does anything: a stopped call never runs it.
+        # The last check before the tool does anything: a stopped call never runs it.
         await trio.lowlevel.checkpoint_if_cancelled()
         if call.outcome is not None:  # answered on its behalf (it ignored its cancellation)
             run.finish_stopped(call)
             return
-        gate = env.solo if admission.safe else None  # only a call started as safe shares
-        if gate is not None:
+        solo = env.solo if admission.safe else None  # only a call started as safe shares
+        if solo is not None:
             if alone:
-                await gate.enter_solo()
-            elif not gate.try_enter_shared():
-                await gate.enter_shared()
+                await solo.enter_solo()
+            elif not solo.try_enter_shared():
+                await solo.enter_shared()
             if _answered(call):  # answered on its behalf while it waited its turn
-                _leave(gate, alone)
+                _leave(solo, alone)
                 run.finish_stopped(call)
                 return
         observers = env.observers if env.observed else None
@@ -272,8 +272,8 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
                     expiry = env.timeout_watch.disarm(tool_id)
             timed_out = limit_scope.cancelled_caught  # the limit ran out before it returned
         in_step = False
-        if gate is not None or observers is not None:
-            _end_call_step(gate, alone, observers, tool_id)
+        if solo is not None or observers is not None:
+            _end_call_step(solo, alone, observers, tool_id)
         if timed_out:
             assert expiry is not None
             run.complete(call, run.timed_out(call, expiry))
@@ -304,8 +304,8 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
             answer = call.returned = CallOutcome(result, attachments, modifier, stop_reason)
     except trio.Cancelled:
         # No ``as`` name here (hot path: docs/performance.md#no-try).
-        if in_step and (gate is not None or observers is not None):
-            _end_call_step(gate, alone, observers, tool_id)
+        if in_step and (solo is not None or observers is not None):
+            _end_call_step(solo, alone, observers, tool_id)
         cancellation = run.cancellation
         if (
             cancellation.cause is not None
@@ -336,8 +336,8 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
         if not in_step:  # a step of the lifecycle itself raised: the run stops
             propagated = _answer_raised(run, call, exc)
         elif isinstance(exc, Exception):  # the tool failed: its error is the answer
-            if gate is not None:  # its place is given back before the post hooks run
-                _leave(gate, alone)
+            if solo is not None:  # its place is given back before the post hooks run
+                _leave(solo, alone)
             try:
                 outcome = await _tool_failed(
                     call, exc, guard, raw_input, parsed, attachments, stop_reason, env, observers
@@ -352,7 +352,7 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
             run.complete(call, outcome)
             return
         else:  # what stops the run, from the tool's body
-            _end_call_step(gate, alone, observers, tool_id)
+            _end_call_step(solo, alone, observers, tool_id)
             cancelled, failures = split_cancelled(exc)
             if cancelled is not None and failures is not None:
                 # The tool's own nursery failed while being cancelled: the
@@ -373,12 +373,12 @@ async def run_call(run: CallRun, call: Call, _in_own_scope: bool = False) -> Non
     run.complete(call, answer)
 
 
-def _answer_raised(run: CallRun, call: Call, exc: BaseException) -> BaseException | None:
+def _answer_raised(run: RunForCall, call: Call, exc: BaseException) -> BaseException | None:
     """Answer ``call``, stopped by ``exc``; return what propagates (None: nothing).
 
     A cancellation of the call's own scope (an interrupt) is answered here
     and propagates to that scope, which absorbs it; the rest is the run's
-    :meth:`~CallRun.call_raised`.
+    :meth:`~RunForCall.call_raised`.
     """
     scope = call.scope
     if scope is not None and scope.cancel_called and is_cancellation(exc):
@@ -482,20 +482,20 @@ def _answered(call: Call) -> bool:
 
 
 def _end_call_step(
-    gate: SoloGate | None, alone: bool, observers: ObserverSet | None, tool_id: str
+    solo: SoloLock | None, alone: bool, observers: ObserverSet | None, tool_id: str
 ) -> None:
     """The call step is over: give its place back and tell the observers (if any)."""
-    if gate is not None:
-        _leave(gate, alone)
+    if solo is not None:
+        _leave(solo, alone)
     if observers is not None:
         observers.call_event(CallEvent(trio.current_time(), tool_id, "call_ended"))
 
 
-def _leave(gate: SoloGate, alone: bool) -> None:
+def _leave(solo: SoloLock, alone: bool) -> None:
     if alone:
-        gate.leave_solo()
+        solo.leave_solo()
     else:
-        gate.leave_shared()
+        solo.leave_shared()
 
 
 def _still_safe(tool: Tool[Any], parsed: object) -> bool:
@@ -521,7 +521,7 @@ async def _finalize(tool: Tool[Any], result: ToolResult, session_dir: Path | Non
 
     The common case (non-empty, under the threshold) is decided without a
     checkpoint.  Persistence is shielded: it is a short local write, and a
-    result whose tool already returned must reach the gate in its final form.
+    result whose tool already returned must reach the solo in its final form.
     """
     if is_content_empty(result.content):
         return attrs.evolve(result, content=empty_placeholder(tool.name))

@@ -7,7 +7,7 @@ own), records answers and releases them through the ordered gate.  Its parts
 live next door:
 
 - ``_call``: the call record and its states;
-- ``_start_rule``: which call may start beside the executing ones (:class:`Executing`);
+- ``_start_rule``: which call may start beside the executing ones (:class:`ExecutingSet`);
 - ``_gate``: which completed calls may leave now (:class:`OrderedGate`);
 - ``_cancel``: the turn and sibling scopes, why calls are stopped, the
   synthetic answers and the grace watchdog;
@@ -47,7 +47,7 @@ from ._lifecycle import CallEnv, run_call
 from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
 from ._runtime import TRIO_RUNTIME, Runtime
-from ._start_rule import Executing
+from ._start_rule import ExecutingSet
 from ._stopping import Stopping
 
 if TYPE_CHECKING:
@@ -106,15 +106,16 @@ class RunCore(Stopping):
         self.in_progress: set[str] = set()
         self.stop_reason: str | None = None
         self._send = send
-        self._executing = Executing(max_concurrency)
+        self._executing = ExecutingSet(max_concurrency)
         self._ids: set[str] = set()
         self._next_start = 0
         self._interruptible = False
         self.faults: list[BaseException] = []
         """BaseExceptions user code raised during the run, in order: they propagate at its end."""
-        self._run_scope: trio.CancelScope | None = None
-        self.unhosted = False
-        """The run has no nursery of its own: its calls' nurseries host the watches in turn."""
+        self.run_scope: trio.CancelScope | None = None
+        """What stopping the run cancels: its nursery's scope, or the turn's (set at the start)."""
+        self.has_run_nursery = True
+        """False: no nursery of its own; its calls' nurseries host the watches in turn."""
         self.on_settled: Callable[[], None] = _nothing
         """Told when a call may start or everything is released (by :meth:`complete`), and
         at every :meth:`settle`: the front end starts queued calls or closes its output."""
@@ -160,15 +161,15 @@ class RunCore(Stopping):
         if any(exc is fault for fault in self.faults):
             return
         self.faults.append(exc)
-        self._stop_run(but=call)
+        self.stop_run(but=call)
 
-    def _stop_run(self, *, but: Call | None = None) -> None:
+    def stop_run(self, *, but: Call | None = None) -> None:
         """Stop the run at the end of this instant: nothing starts, everything is cancelled."""
         self.cancellation.faulted = True
         self._stop_executing("user_interrupted")
         self._answer_queued("user_interrupted", but=but)
-        if self._run_scope is not None:
-            cancel_at_end_of_instant(self._run_scope, self.runtime.now())
+        if self.run_scope is not None:
+            cancel_at_end_of_instant(self.run_scope, self.runtime.now())
 
     # ------------------------------------------------------------------ calls
 
@@ -216,17 +217,17 @@ class RunCore(Stopping):
         return cancellation.blocked_reason(turn_interrupted=turn.interrupted and not spared)
 
     def can_start(self, call: Call) -> bool:
-        """SPEC §3 start rule plus the concurrency limit (:class:`Executing`)."""
+        """SPEC §3 start rule plus the concurrency limit (:class:`ExecutingSet`)."""
         return self._executing.may_start(call)
 
     @property
-    def has_queued(self) -> bool:
+    def may_have_queued(self) -> bool:
         """Whether a call may still be waiting to start (no later call has started)."""
         return self._next_start < len(self.calls)
 
     @property
-    def any_queued(self) -> bool:
-        """Whether a call is still queued (exact, unlike :attr:`has_queued`)."""
+    def has_queued(self) -> bool:
+        """Whether a call is still queued (exact, unlike :attr:`may_have_queued`)."""
         return any(call.state == "queued" for call in self.calls[self._next_start :])
 
     def next_startable(self) -> Iterator[Call]:
@@ -286,7 +287,7 @@ class RunCore(Stopping):
     def call_raised(self, call: Call, exc: BaseException) -> BaseException | None:
         """Answer a call whose lifecycle raised ``exc``; return what propagates (None: nothing)."""
         if delivered_by_a_scope(exc):
-            self._note_outer_cancellation(exc)
+            self.note_outer_cancellation(exc)
             self.finish_stopped(call)
             return exc
         cancelled, failures = split_cancelled(exc)
@@ -331,7 +332,7 @@ class RunCore(Stopping):
         """The answer of a call whose own time limit stopped its call step."""
         return self.cancellation.synthetic(call, "timeout", started=True, expiry=expiry)
 
-    def _note_outer_cancellation(self, exc: BaseException) -> None:
+    def note_outer_cancellation(self, exc: BaseException) -> None:
         """A ``Cancelled`` none of the run's scopes explains: an enclosing scope stopped the run."""
         leaf = exc
         while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
@@ -386,7 +387,7 @@ class RunCore(Stopping):
         self._release_ready()
         calls = self.calls
         if self._next_start < len(calls) or len(self.released) == len(calls):
-            # has_queued or all_released (hot path: docs/performance.md#inlined)
+            # may_have_queued or all_released (hot path: docs/performance.md#inlined)
             self.on_settled()
 
     def settle(self) -> None:

@@ -6,7 +6,7 @@ call starts beside its safe siblings.  If a PreToolUse hook (or
 (``git status`` -> ``rtk git status``), Claude Code runs it anyway; trioexec
 runs it too, but alone, as if admission had partitioned it as unsafe.
 
-:class:`SoloGate` is the run's gate in front of ``Tool.call`` for calls that
+:class:`SoloLock` is the run's gate in front of ``Tool.call`` for calls that
 started as safe.  A safe call's body holds a shared place; a re-partitioned
 call waits until no body holds one, then runs its body alone while every
 other safe call waits at the gate (a waiting solo call goes first, so it is
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import trio
 
-__all__ = ["SoloGate"]
+__all__ = ["SoloLock"]
 
 
-class SoloGate:
+class SoloLock:
     """Shared places for the bodies of safe calls, or one solo place for a re-partitioned call."""
 
     def __init__(self) -> None:

@@ -2,7 +2,7 @@
 
 A safe call may start while only safe calls execute; an unsafe call starts
 only when nothing executes; never more than the concurrency limit at once.
-:class:`Executing` is the set of executing calls with the counts the rule
+:class:`ExecutingSet` is the set of executing calls with the counts the rule
 and the run's other questions read in O(1): is an unsafe call running (the
 ordered gate holds results behind it), is everything executing interruptible.
 
@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 
     from ._call import Call
 
-__all__ = ["Executing"]
+__all__ = ["ExecutingSet"]
 
 
-class Executing:
+class ExecutingSet:
     """The calls of one run executing now.
 
     Attributes:

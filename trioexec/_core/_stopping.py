@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._events import CancelReason
     from ._policy import Policy
     from ._runtime import Runtime
-    from ._start_rule import Executing
+    from ._start_rule import ExecutingSet
 
 __all__ = ["Stopping"]
 
@@ -38,7 +38,7 @@ class Stopping:
         watchdog: GraceWatchdog
         in_progress: set[str]
         on_settled: Callable[[], None]
-        _executing: Executing
+        _executing: ExecutingSet
         _next_start: int
         _spares_blocking: bool
         runtime: Runtime
@@ -102,7 +102,7 @@ class Stopping:
                 call.cancel_reason = reason
         self.watchdog.request_all(self._executing, self.runtime.now())
 
-    def _answer_overdue(self, call: Call) -> None:
+    def answer_overdue(self, call: Call) -> None:
         """The watchdog's answer for a call that ignored cancellation past its grace.
 
         A call whose tool returned by now (its post steps still running) keeps

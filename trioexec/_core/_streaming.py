@@ -207,12 +207,12 @@ class StreamingExecutor:
                     run(_start_call, nursery, core, call)
                 else:
                     self._defer(nursery, (call,))
-                if not core.has_queued:
+                if not core.may_have_queued:
                     break
         elif self._pending is not None:  # the host starts them as it opens the nursery
             while (call := core.start_next()) is not None:
                 self._pending.append(call)
-                if not core.has_queued:
+                if not core.may_have_queued:
                     break
 
     def _defer(self, nursery: trio.Nursery, calls: Iterable[Call]) -> None:
@@ -252,7 +252,7 @@ class StreamingExecutor:
 
     def _on_settled(self) -> None:
         core = self._core
-        if core.has_queued:
+        if core.may_have_queued:
             self._start_queued()
         if self._input_closed and core.all_released and not core.executing_count:
             core.close_output()
@@ -284,7 +284,7 @@ class StreamingExecutor:
         try:
             with core.turn_scope:
                 pending, self._pending = self._pending, None
-                if self._input_closed and pending and len(pending) == 1 and not core.any_queued:
+                if self._input_closed and pending and len(pending) == 1 and not core.has_queued:
                     with core.sibling_scope:
                         await core.run_call(pending[0])
                     return

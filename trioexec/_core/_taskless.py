@@ -4,7 +4,7 @@ trio gives every task a copy of its spawner's :mod:`contextvars` context, so
 a tool that sets a context variable never changes it for the code that ran the
 tool.  The batch path runs a lone call (a one-call turn, every unsafe call) in
 the body of its batch's nursery instead of a task of its own: the same scopes
-around it, without spawning and scheduling a task.  :func:`in_own_context`
+around it, without spawning and scheduling a task.  :func:`run_taskless`
 keeps the isolation a task would give: every step of the coroutine runs in
 its own copy of the context, taken when it starts.
 
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from collections.abc import Coroutine, Generator
 
-__all__ = ["in_own_context"]
+__all__ = ["run_taskless"]
 
 T = TypeVar("T")
 
 
 @types.coroutine
-def in_own_context(coro: Coroutine[object, object, T]) -> Generator[object, object, T]:
+def run_taskless(coro: Coroutine[object, object, T]) -> Generator[object, object, T]:
     """Drive ``coro`` to its end in this task, each step in a copy of the current context.
 
     Returns:

@@ -24,7 +24,7 @@ from .._guard._protected import protected_path_reason
 from .._shell._syntax import ShellAnalysis, Word, analyse
 from .._shell._views import UNSURE, command_views, nested_scripts, write_targets
 from .._texts import read_denied_message, sensitive_file_message
-from ._bash_inside import (
+from ._bash_stays_in_cwd import (
     MAX_BASES,
     MAX_GLOB_MATCHES,
     allowable_plan,

@@ -1,6 +1,6 @@
 """A lone call of the batch path runs in its batch nursery's body, in a context of its own.
 
-``in_own_context`` drives a coroutine in the current task, each step in one copy
+``run_taskless`` drives a coroutine in the current task, each step in one copy
 of the context; ``run_tools`` runs a one-call batch (a one-call turn, every
 unsafe call) that way.  What a task of its own would guarantee must still hold:
 context variables set by the tool stay with the tool, cancellation reaches it,
@@ -18,7 +18,7 @@ import trio
 import trio.testing
 
 from trioexec import CallContext, CallEvent, Observer, ProgressSender, Tool, ToolUse, run_tools
-from trioexec._core._taskless import in_own_context
+from trioexec._core._taskless import run_taskless
 
 SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="caller's")
 
@@ -32,7 +32,7 @@ async def _set_then_read(value: str) -> str:
 async def test_each_step_runs_in_one_copy_and_the_caller_keeps_its_value(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    assert await in_own_context(_set_then_read("tool's")) == "tool's"
+    assert await run_taskless(_set_then_read("tool's")) == "tool's"
     assert SEEN.get() == "caller's"
 
 
@@ -46,7 +46,7 @@ async def test_the_copy_starts_from_the_callers_value(
             await trio.lowlevel.checkpoint()
             return SEEN.get()
 
-        assert await in_own_context(read()) == "outer"
+        assert await run_taskless(read()) == "outer"
     finally:
         SEEN.reset(token)
 
@@ -68,7 +68,7 @@ async def test_cancellation_reaches_the_coroutine_and_propagates(
         await sleeper()
 
     with trio.move_on_after(1) as scope:
-        await in_own_context(in_a_copy())
+        await run_taskless(in_a_copy())
     assert scope.cancelled_caught
     assert reached == ["tool's"]
     assert trio.current_time() == 1
@@ -82,7 +82,7 @@ async def test_an_exception_propagates_as_raised() -> None:
         raise error
 
     with pytest.raises(KeyError) as caught:
-        await in_own_context(fails())
+        await run_taskless(fails())
     assert caught.value is error
 
 
