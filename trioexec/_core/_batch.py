@@ -103,7 +103,11 @@ async def run_tools(
         cwd / session_dir: passed to tools; ``session_dir`` enables persistence.
         observers: see :class:`Observer`.
         updates: an unbounded memory channel that receives progress at once and
-            each result as it is released.  It is not closed.
+            each result as it is released.  It is not closed: the run is one
+            producer among the application's turns, and the channel's owner
+            (one listener across turns, say) closes it.  For a channel that
+            ends with the run, hand it a clone the caller closes:
+            ``with send.clone() as mine: await run_tools(..., updates=mine)``.
         grace_period: seconds a cancelled call that ignores cancellation (a
             shielded tool) may keep running before it is answered on its behalf
             and a warning is logged; None waits silently.  Its task is awaited

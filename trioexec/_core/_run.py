@@ -11,7 +11,7 @@ live next door:
 - ``_gate``: which completed calls may leave now (:class:`OrderedGate`);
 - ``_cancel``: the turn and sibling scopes, why calls are stopped, the
   synthetic answers and the grace watchdog;
-- ``_stopping`` (:class:`Stopping`, the core's base): what a cascade, an
+- ``_stopping`` (:class:`StopRules`, the core's base): what a cascade, an
   interrupt, an abort, a discard or an overdue call does to each call;
 - ``_run``: the core built from a front end's options, and ``open_run()``,
   the frame both front ends run inside (the nursery outside the run's
@@ -48,7 +48,7 @@ from ._partition import admit
 from ._policy import DEFAULT_POLICY, Policy, cascade_rule
 from ._runtime import TRIO_RUNTIME, Runtime
 from ._start_rule import ExecutingSet
-from ._stopping import Stopping
+from ._stopping import StopRules
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -64,7 +64,7 @@ __all__ = ["DEFAULT_GRACE_PERIOD", "Call", "ResultOrder", "RunCore"]
 logger = logging.getLogger("trioexec")
 
 
-class RunCore(Stopping):
+class RunCore(StopRules):
     """Admission, the start rule, answers and release for the calls of one run."""
 
     def __init__(

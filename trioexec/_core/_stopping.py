@@ -1,12 +1,13 @@
 """How a run stops its calls: a cascade, an interrupt, an abort, a discard, an overdue call.
 
-:class:`Stopping` is the part of :class:`~trioexec._core._run.RunCore` that turns
+:class:`StopRules` is the part of :class:`~trioexec._core._run.RunCore` that turns
 "the run is being stopped" into what happens to each call: executing calls
 learn why (their scope is cancelled by the scope that owns them, see
 ``_cancel``), queued calls that can no longer start are answered at once, and
 a call that ignored its cancellation past the grace period is answered on its
 behalf.  The scopes and texts live in ``_cancel``; admission, completion and
-release stay in ``_core``, which these methods call.
+release stay in ``_run``, which these methods call (a base class, not a
+component: each stop ends in answers only the core can give).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ if TYPE_CHECKING:
     from ._runtime import Runtime
     from ._start_rule import ExecutingSet
 
-__all__ = ["Stopping"]
+__all__ = ["StopRules"]
 
 
-class Stopping:
+class StopRules:
     """What stops the calls of a run (the base of :class:`~trioexec._core._run.RunCore`)."""
 
     if TYPE_CHECKING:  # what the run core provides
