@@ -19,6 +19,7 @@ PUBLIC_PACKAGES = [
     "trioexec.mcp",
     "trioexec.permissions",
     "trioexec.results",
+    "trioexec.scenario",
     "trioexec.testing",
     "trioexec.tools",
 ]
@@ -32,6 +33,7 @@ ALLOWED_EXTRA = {
     "mcp",
     "permissions",
     "results",
+    "scenario",
     "testing",
     "tools",
 }

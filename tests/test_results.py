@@ -34,7 +34,8 @@ from trioexec._results._persist import (
     write_exclusive,
 )
 from trioexec.results import apply_message_budget
-from trioexec.testing import ScriptedTool, parse_scenario, run_scenario
+from trioexec.scenario import parse_scenario, run_scenario
+from trioexec.testing import ScriptedTool
 
 
 class SizedTool(Tool[Any]):

@@ -10,7 +10,7 @@ from trioexec._scenario._model import ActionSpec, CallSpec, Scenario
 from trioexec._scenario._report import RunEvent, ScenarioRun, dumps_output
 from trioexec._scenario._timeline import _step, format_time, render_timeline
 from trioexec._scenario._trace import dumps_trace, trace_events
-from trioexec.testing import load_scenario, run_scenario_sync
+from trioexec.scenario import load_scenario, run_scenario_sync
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -15,7 +15,7 @@ from trioexec._scenario._load import parse_scenario
 from trioexec._scenario._report import OUTPUT_KINDS
 from trioexec._scenario._runner import run_scenario_sync
 from trioexec._texts import REJECT_MESSAGE
-from trioexec.testing import ScenarioRun, load_scenario, run_scenario
+from trioexec.scenario import ScenarioRun, load_scenario, run_scenario
 
 if TYPE_CHECKING:
     from pathlib import Path

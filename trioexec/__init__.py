@@ -11,7 +11,8 @@ submodules, as in trio:
 - :mod:`trioexec.hooks`: hook configuration and what hooks receive and answer;
 - :mod:`trioexec.results`: result persistence and the per-message budget;
 - :mod:`trioexec.lowlevel`: the building blocks the runners are made of;
-- :mod:`trioexec.tools`: the standard tools; :mod:`trioexec.testing`: test helpers.
+- :mod:`trioexec.tools`: the standard tools; :mod:`trioexec.testing`: test helpers;
+  :mod:`trioexec.scenario`: scenario files.
 """
 
 from __future__ import annotations
