@@ -19,7 +19,7 @@ import os
 import pathlib
 import sys
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Required, TypedDict, Unpack
 
 import trio
 
@@ -57,21 +57,25 @@ __all__ = [
 ]
 
 
+class RunCoreOptions(TypedDict, total=False):
+    """A front end's keyword options, as :func:`new_run_core` takes them."""
+
+    mode: Required[Literal["batch", "stream"]]
+    policy: Required[Policy]
+    send: Required[UpdateSink | None]
+    turn: Required[Turn | None]
+    context: Required[Mapping[str, object] | None]
+    max_concurrency: Required[int | None]
+    guard: Required[GuardRails | None]
+    cwd: Required[Path | None]
+    session_dir: Required[Path | None]
+    observers: Required[Iterable[Observer]]
+    grace_period: Required[float | None]
+    tool_timeouts: Mapping[str, ToolTimeouts] | None
+
+
 def new_run_core(
-    tools: ToolRegistry | Iterable[Tool[Any]],
-    *,
-    mode: Literal["batch", "stream"],
-    policy: Policy,
-    send: UpdateSink | None,
-    turn: Turn | None,
-    context: Mapping[str, object] | None,
-    max_concurrency: int | None,
-    guard: GuardRails | None,
-    cwd: Path | None,
-    session_dir: Path | None,
-    observers: Iterable[Observer],
-    grace_period: float | None,
-    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
+    tools: ToolRegistry | Iterable[Tool[Any]], **options: Unpack[RunCoreOptions]
 ) -> RunCore:
     """Turn a front end's keyword options into a RunCore (defaults resolved once, here).
 
@@ -83,29 +87,12 @@ def new_run_core(
     Raises:
         ConfigurationError: an invalid ``max_concurrency`` or ``grace_period``.
     """
-    registry, arguments = run_core_arguments(
-        tools, mode=mode, policy=policy, send=send, turn=turn, context=context,
-        max_concurrency=max_concurrency, guard=guard, cwd=cwd, session_dir=session_dir,
-        observers=observers, grace_period=grace_period, tool_timeouts=tool_timeouts,
-    )  # fmt: skip
+    registry, arguments = run_core_arguments(tools, **options)
     return RunCore(registry, **arguments)
 
 
 def run_core_arguments(
-    tools: ToolRegistry | Iterable[Tool[Any]],
-    *,
-    mode: Literal["batch", "stream"],
-    policy: Policy,
-    send: UpdateSink | None,
-    turn: Turn | None,
-    context: Mapping[str, object] | None,
-    max_concurrency: int | None,
-    guard: GuardRails | None,
-    cwd: Path | None,
-    session_dir: Path | None,
-    observers: Iterable[Observer],
-    grace_period: float | None,
-    tool_timeouts: Mapping[str, ToolTimeouts] | None = None,
+    tools: ToolRegistry | Iterable[Tool[Any]], **options: Unpack[RunCoreOptions]
 ) -> tuple[ToolRegistry, dict[str, Any]]:
     """What :func:`new_run_core` builds a RunCore from: its registry and keyword arguments.
 
@@ -113,27 +100,31 @@ def run_core_arguments(
     from the same arguments, with a :class:`~trioexec._core._runtime.Runtime`
     of its own, so both follow one set of defaults.
     """
+    guard = options["guard"]
+    policy = options["policy"]
+    tool_timeouts = options.get("tool_timeouts")
+    context = options["context"]
     env = CallEnv(
-        ObserverSet(observers),
-        cwd or _current_directory(),
-        session_dir,
+        ObserverSet(options["observers"]),
+        options["cwd"] or _current_directory(),
+        options["session_dir"],
         guard,
         TimeoutWatch(),
         dict(tool_timeouts) if tool_timeouts else {},
         None if guard is None else background_hooks(guard),
         None if guard is None else SoloLock(),  # only guard rails replace inputs
     )
-    batch = mode == "batch"
-    limit = resolve_max_concurrency(max_concurrency)
+    batch = options["mode"] == "batch"
+    limit = resolve_max_concurrency(options["max_concurrency"])
     return ToolRegistry.coerce(tools), {
         "env": env,
-        "turn": turn or Turn(),
+        "turn": options["turn"] or Turn(),
         "context": dict(context or {}),
         "max_concurrency": limit if batch or policy.cap_streaming else sys.maxsize,
-        "send": send,
+        "send": options["send"],
         "never_started_text": NEVER_STARTED_BATCH if batch else NEVER_STARTED_STREAMING,
         "defer_modifiers": batch,
-        "grace_period": grace_period,
+        "grace_period": options["grace_period"],
         "policy": policy,
     }
 
