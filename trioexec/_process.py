@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import attrs
 import trio
+from trio.lowlevel import enable_ki_protection
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -117,6 +118,7 @@ class _CappedBuffer:
         )
 
 
+@enable_ki_protection
 async def run_process_group(
     argv: Sequence[str],
     *,
@@ -210,6 +212,7 @@ async def run_process_group(
     )
 
 
+@enable_ki_protection
 async def _feed(pipe: trio.abc.SendStream, data: bytes) -> None:
     """Write ``data`` to the child's stdin and close it; a child that exits
     (or closes stdin) without reading everything is not an error."""
@@ -218,6 +221,7 @@ async def _feed(pipe: trio.abc.SendStream, data: bytes) -> None:
             await pipe.send_all(data)
 
 
+@enable_ki_protection
 async def _pump(
     pipe: trio.abc.ReceiveStream | None,
     name: Stream,
@@ -247,6 +251,7 @@ def _exit_code(returncode: int | None) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
+@enable_ki_protection
 async def terminate_group(process: trio.Process, *, kill_grace: float = DEFAULT_KILL_GRACE) -> None:
     """End every process of ``process``'s session: SIGTERM, grace, SIGKILL.
 
@@ -273,6 +278,7 @@ async def terminate_group(process: trio.Process, *, kill_grace: float = DEFAULT_
         await _wait_session_gone(process, kill=True)
 
 
+@enable_ki_protection
 async def _wait_session_gone(process: trio.Process, *, kill: bool = False) -> None:
     """Poll until no process of the session is alive, quickly at first (there
     is no event for that); with ``kill``, SIGKILL every live group each time."""

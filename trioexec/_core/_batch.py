@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._contract._tool import ContextState, Tool
 from .._errors import ConfigurationError
@@ -41,6 +42,13 @@ if TYPE_CHECKING:
     from ._turn import Turn
 
 __all__ = ["RunOutcome", "run_tools"]
+
+# The frame that drives a lone call's coroutine is bookkeeping (a Ctrl-C there
+# would drop a step trio sent, abandoning the call mid-await): protected, as
+# the rest of this module's frames are.  The call's own code is not
+# (``run_call`` disables protection for everything below it).  Marked here:
+# ``_taskless`` imports nothing of trio.
+enable_ki_protection(run_taskless)
 
 
 @attrs.frozen
@@ -71,6 +79,7 @@ class RunOutcome:
         return self.stop_reason is not None
 
 
+@enable_ki_protection
 async def run_tools(
     tool_uses: Sequence[ToolUse],
     tools: ToolRegistry | Iterable[Tool[Any]],
@@ -167,6 +176,7 @@ async def run_tools(
     return RunOutcome(tuple(core.released), core.context, core.stop_reason, core.result_limits())
 
 
+@enable_ki_protection
 async def _run_batches(core: RunCore, tool_uses: Sequence[ToolUse]) -> None:
     """Admit the calls, then run them batch by batch inside the turn scope."""
     calls = _admit(core, tool_uses)
@@ -201,6 +211,7 @@ def _is_safe(call: Call) -> bool:
     return call.safe
 
 
+@enable_ki_protection
 def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:
     """Track every call; if a tool's code raises a BaseException, admit the rest blind."""
     calls: list[Call] = []
@@ -214,6 +225,7 @@ def _admit(core: RunCore, tool_uses: Sequence[ToolUse]) -> list[Call]:
     return calls
 
 
+@enable_ki_protection
 async def _run_batch(
     core: RunCore, calls: Sequence[Call], limiter: trio.CapacityLimiter | None
 ) -> None:
@@ -229,6 +241,7 @@ async def _run_batch(
             core.host_watches(None)
 
 
+@enable_ki_protection
 async def _start_batch(
     core: RunCore,
     calls: Sequence[Call],
@@ -295,6 +308,7 @@ def _in_main_task() -> bool:
     return parent is not None and parent.parent_task is trio.lowlevel.current_root_task()
 
 
+@enable_ki_protection
 async def _run_with_slot(core: RunCore, call: Call, limiter: trio.CapacityLimiter) -> None:
     try:
         await core.run_call(call)

@@ -27,6 +27,7 @@ import math
 from typing import TYPE_CHECKING
 
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._contract._format_error import fit_text
 from .._groups import exception_name, is_cancellation
@@ -396,10 +397,12 @@ class GraceWatchdog:
         self._requested = []
         self._unanswered = 0
 
+    @enable_ki_protection
     def request(self, call: Call, now: float) -> None:
         """Cancellation of ``call`` was requested at ``now`` (the first request counts)."""
         self.request_all((call,), now)
 
+    @enable_ki_protection
     def request_all(self, calls: Iterable[Call], now: float) -> None:
         """Cancellation of each of ``calls`` was requested at ``now`` (a cascade stops
         every executing call; for each, the first request counts)."""
@@ -422,6 +425,7 @@ class GraceWatchdog:
         elif self._scope is not None:
             self._scope.deadline = min(self._scope.deadline, now + self.grace_period)
 
+    @enable_ki_protection
     def answered(self, call: Call) -> None:
         """``call``, whose cancellation was requested, has its answer (the last wakes the watch)."""
         if not self._unanswered:
@@ -430,6 +434,7 @@ class GraceWatchdog:
         if not self._unanswered and self._scope is not None:
             self._scope.cancel(reason="no cancelled call left unanswered")
 
+    @enable_ki_protection
     async def _watch(self) -> None:
         assert self.grace_period is not None
         grace = self.grace_period
@@ -457,6 +462,7 @@ class GraceWatchdog:
         self._requested = [call for call in self._requested if call.outcome is None]
         return self._requested
 
+    @enable_ki_protection
     def _answer_overdue(self) -> None:
         assert self.grace_period is not None
         now = trio.current_time()

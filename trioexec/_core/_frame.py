@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Required, TypedDict, Unpack
 
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._contract._registry import ToolRegistry
 from .._groups import first_cancelled, is_cancellation, single_exception
@@ -148,6 +149,7 @@ def _current_directory() -> pathlib.Path:
 
 
 @asynccontextmanager
+@enable_ki_protection
 async def open_run(core: RunCore, *, hosted: bool = True) -> AsyncIterator[trio.Nursery | None]:
     """The frame of one run, for both front ends: what opens it, and what leaves it.
 
@@ -201,6 +203,7 @@ async def open_run(core: RunCore, *, hosted: bool = True) -> AsyncIterator[trio.
     await trio.lowlevel.checkpoint_if_cancelled()
 
 
+@enable_ki_protection
 def begin_run_in_nursery(core: RunCore, nursery: trio.Nursery) -> None:
     """Open a run inside its own ``nursery`` (outside its turn scope): the nursery
     hosts the watches and the async hooks, and stopping the run cancels it."""
@@ -211,6 +214,7 @@ def begin_run_in_nursery(core: RunCore, nursery: trio.Nursery) -> None:
         core.env.background.nursery = nursery  # async hooks: bounded by the run
 
 
+@enable_ki_protection
 def begin_run_without_nursery(core: RunCore) -> None:
     """Open a run that has no nursery of its own (a ``run_tools`` call without async hooks).
 
@@ -223,6 +227,7 @@ def begin_run_without_nursery(core: RunCore) -> None:
     core.watchdog.open(None, core.answer_overdue)
 
 
+@enable_ki_protection
 def stop_for_body_error(core: RunCore, exc: BaseException) -> bool:
     """The body of a run raised ``exc``: True if it is a cancellation (it propagates).
 
@@ -236,6 +241,7 @@ def stop_for_body_error(core: RunCore, exc: BaseException) -> bool:
     return False
 
 
+@enable_ki_protection
 def end_run(
     core: RunCore, exit_error: BaseException | None, body_error: BaseException | None
 ) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import trio
+from trio.lowlevel import disable_ki_protection
 
 from .._contract._format_error import format_tool_error
 from .._contract._permission_context import PermissionContext
@@ -105,6 +106,7 @@ class RunForCall(Protocol):
     def progress(self, call: Call, data: object) -> None: ...
 
 
+@disable_ki_protection
 async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> None:
     """Task body of one call: its whole lifecycle, answered through ``run``.
 

@@ -27,6 +27,7 @@ import logging
 from typing import TYPE_CHECKING
 
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._errors import ConfigurationError
 from .._groups import split_cancelled
@@ -150,6 +151,7 @@ class RunCore(StopRules):
         if self.env.timeout_watch is not None:
             self.env.timeout_watch.nursery = nursery
 
+    @enable_ki_protection
     def record_fault(self, exc: BaseException, call: Call | None = None) -> None:
         """User code raised a ``BaseException``: stop the run; it propagates at the end.
 
@@ -163,6 +165,7 @@ class RunCore(StopRules):
         self.faults.append(exc)
         self.stop_run(but=call)
 
+    @enable_ki_protection
     def stop_run(self, *, but: Call | None = None) -> None:
         """Stop the run at the end of this instant: nothing starts, everything is cancelled."""
         self.cancellation.faulted = True
@@ -173,6 +176,7 @@ class RunCore(StopRules):
 
     # ------------------------------------------------------------------ calls
 
+    @enable_ki_protection
     def new_call(self, tool_use: ToolUse, *, inspect: bool = True) -> Call:
         """Track a new call (state ``queued``).
 
@@ -235,6 +239,7 @@ class RunCore(StopRules):
         while (call := self.start_next()) is not None:
             yield call
 
+    @enable_ki_protection
     def start_next(self) -> Call | None:
         """Start the first queued call if it may start now (:meth:`mark_started`); None if not.
 
@@ -253,6 +258,7 @@ class RunCore(StopRules):
         call = calls[index]
         return call if self.start_if_first(call) else None
 
+    @enable_ki_protection
     def start_if_first(self, call: Call) -> bool:
         """Start ``call`` if no earlier call is queued and it may start now (the run
         is known not to be stopped); False leaves it to :meth:`start_next`."""
@@ -262,6 +268,7 @@ class RunCore(StopRules):
         self._next_start = call.index + 1  # no call up to it is queued any more
         return True
 
+    @enable_ki_protection
     def mark_started(self, call: Call) -> None:
         """Move ``call`` to ``executing``; an interruptible call gets its own scope.
 
@@ -284,6 +291,7 @@ class RunCore(StopRules):
     """Task body of one call (:func:`trioexec._core._lifecycle.run_call`, the lifecycle itself:
     one frame between the task and the tool)."""
 
+    @enable_ki_protection
     def call_raised(self, call: Call, exc: BaseException) -> BaseException | None:
         """Answer a call whose lifecycle raised ``exc``; return what propagates (None: nothing)."""
         if delivered_by_a_scope(exc):
@@ -312,6 +320,7 @@ class RunCore(StopRules):
             self.complete(call, call.returned or raised_outcome(call, exc), cascade=False)
         return None
 
+    @enable_ki_protection
     def finish_stopped(self, call: Call) -> None:
         """Answer a call the run stopped (no-op once answered): its tool's real
         answer if it had returned, else the synthetic answer for why it stopped."""
@@ -340,6 +349,7 @@ class RunCore(StopRules):
         if isinstance(leaf, trio.Cancelled) and self.cancellation.stopped_from_outside(leaf):
             self._stop_executing("cancelled")
 
+    @enable_ki_protection
     def progress(self, call: Call, data: object) -> None:
         """Deliver a progress item at once (never held behind results)."""
         if self.discarded or call.state != "executing":
@@ -351,6 +361,7 @@ class RunCore(StopRules):
         self._emit(call, "progress", data=data)
         self._deliver(ProgressUpdate(call.tool_use.id, data))
 
+    @enable_ki_protection
     def complete(self, call: Call, outcome: Answer, *, cascade: bool = True) -> None:
         """Record a call's answer, start a cascade if it calls for one, open the gate.
 
@@ -390,16 +401,19 @@ class RunCore(StopRules):
             # may_have_queued or all_released (hot path: docs/performance.md#inlined)
             self.on_settled()
 
+    @enable_ki_protection
     def settle(self) -> None:
         """Release what the gate allows, then let the front end start more calls."""
         self._release_ready()
         self.on_settled()
 
+    @enable_ki_protection
     def answer_unstarted(self, reason: CancelReason) -> None:
         """Answer every call that has not started (the run is ending), then release."""
         self._answer_queued(reason)
         self._release_ready()
 
+    @enable_ki_protection
     def complete_without_starting(self, call: Call, reason: CancelReason) -> None:
         """Answer a queued call that never started: synthetically, or, for an
         unknown tool, with the no-such-tool error (lookup comes first, SPEC §4),
@@ -421,6 +435,7 @@ class RunCore(StopRules):
 
     # ------------------------------------------------------------ release
 
+    @enable_ki_protection
     def _release_ready(self) -> None:
         if self.cancellation.discarded:
             return
@@ -451,6 +466,7 @@ class RunCore(StopRules):
         self.complete_without_starting(call, reason)
         return True
 
+    @enable_ki_protection
     def _release(self, call: Call) -> None:
         assert call.outcome is not None
         call.state = "released"
@@ -480,6 +496,7 @@ class RunCore(StopRules):
         if self._observed:
             self._emit(call, "released", data=update.result)
 
+    @enable_ki_protection
     def apply_pending_modifiers(self) -> None:
         """Batch path: apply a safe batch's modifiers in tool_use order, after the batch."""
         for index, modifier in self.gate.take_deferred():
@@ -506,6 +523,7 @@ class RunCore(StopRules):
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass  # nobody listens any more (the consumer closed its end)
 
+    @enable_ki_protection
     def close_output(self) -> None:
         """Close the update channel (the run releases nothing more)."""
         if self._send is not None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from trio.lowlevel import enable_ki_protection
+
 from ._cancel import cancel_at_end_of_instant
 
 if TYPE_CHECKING:
@@ -49,12 +51,14 @@ class StopRules:
         def complete(self, call: Call, outcome: Answer, *, cascade: bool = True) -> None: ...
         def complete_without_starting(self, call: Call, reason: CancelReason) -> None: ...
 
+    @enable_ki_protection
     def _start_cascade(self, call: Call) -> None:
         now = self.runtime.now()
         self.cancellation.start_cascade(call, now)
         self._stop_executing("sibling_error")
         self._answer_queued("sibling_error")
 
+    @enable_ki_protection
     def on_interrupt(self) -> None:
         """The turn was interrupted: stop ``"cancel"`` calls, answer unstartable ones."""
         now = self.runtime.now()
@@ -67,12 +71,14 @@ class StopRules:
         self._answer_queued("user_interrupted", cancel_only=self._spares_blocking)
         self.settle()
 
+    @enable_ki_protection
     def on_abort(self) -> None:
         """The turn was aborted (its scope cancels everything): record why."""
         self._stop_executing("user_interrupted")
         self._answer_queued("user_interrupted")
         self.settle()
 
+    @enable_ki_protection
     def discard(self) -> None:
         """Abandon the run: cancel executing calls (if the policy says so), release nothing more."""
         cancels = self.policy.discard_cancels
@@ -87,6 +93,7 @@ class StopRules:
         self.close_output()
         self.on_settled()
 
+    @enable_ki_protection
     def _answer_queued(
         self, reason: CancelReason, *, but: Call | None = None, cancel_only: bool = False
     ) -> None:
@@ -95,6 +102,7 @@ class StopRules:
             if call.state == "queued" and call is not but and not (cancel_only and call.blocks):
                 self.complete_without_starting(call, reason)
 
+    @enable_ki_protection
     def _stop_executing(self, reason: CancelReason) -> None:
         """Record why every executing call is being stopped (its scope is cancelled)."""
         self.cancellation.record_cause(reason)
@@ -103,6 +111,7 @@ class StopRules:
                 call.cancel_reason = reason
         self.watchdog.request_all(self._executing, self.runtime.now())
 
+    @enable_ki_protection
     def answer_overdue(self, call: Call) -> None:
         """The watchdog's answer for a call that ignored cancellation past its grace.
 

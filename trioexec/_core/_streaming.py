@@ -25,6 +25,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._misuse import check_tool_use, require_trio
 from .._models import ToolUse, Update
@@ -85,6 +86,7 @@ class StreamingExecutor:
 
     # ------------------------------------------------------------ public API
 
+    @enable_ki_protection
     def add_tool(self, tool_use: ToolUse) -> None:
         """Queue a sealed tool_use; it may start at once.  Synchronous, never blocks.
 
@@ -139,6 +141,7 @@ class StreamingExecutor:
         """Every update deliverable now: progress, and results the gate has released."""
         return self._updates.receive_all_nowait()
 
+    @enable_ki_protection
     def remaining(self) -> UpdateReceiveChannel:
         """The model's response has ended: iterate this for everything still to come.
 
@@ -156,6 +159,7 @@ class StreamingExecutor:
         self._core.settle()
         return self._updates
 
+    @enable_ki_protection
     def discard(self) -> None:
         """Abandon this attempt (streaming fallback): cancel executing calls, release nothing more.
 
@@ -194,6 +198,7 @@ class StreamingExecutor:
 
     # ------------------------------------------------------------ internals
 
+    @enable_ki_protection
     def _start_queued(self) -> None:
         """Start the queued calls the start rule allows (their tasks, once the host runs)."""
         core = self._core
@@ -215,6 +220,7 @@ class StreamingExecutor:
                 if not core.may_have_queued:
                     break
 
+    @enable_ki_protection
     def _defer(self, nursery: trio.Nursery, calls: Iterable[Call]) -> None:
         """Leave ``calls``' tasks to the wave starter: a wave of tasks awaits its first step.
 
@@ -228,6 +234,7 @@ class StreamingExecutor:
             nursery.start_soon(self._start_waves, nursery, name=_STARTER_TASK)
         backlog.extend(calls)
 
+    @enable_ki_protection
     async def _start_waves(self, nursery: trio.Nursery) -> None:
         """Start the backlog's call tasks a wave at a time, a schedule point between.
 
@@ -250,6 +257,7 @@ class StreamingExecutor:
         self._backlog = None
         self._spawned = len(wave)  # not yet run: the direct path may add one wave more
 
+    @enable_ki_protection
     def _on_settled(self) -> None:
         core = self._core
         if core.may_have_queued:
@@ -257,12 +265,14 @@ class StreamingExecutor:
         if self._input_closed and core.all_released and not core.executing_count:
             core.close_output()
 
+    @enable_ki_protection
     def _end_input(self) -> None:
         """No call comes any more (the response ended, or the attempt was discarded)."""
         self._input_closed = True
         if self._input_ended is not None:
             self._input_ended.set()
 
+    @enable_ki_protection
     async def _host(self) -> None:
         """Owns the turn scope, the sibling scope and the calls' nursery.
 
@@ -314,6 +324,7 @@ class StreamingExecutor:
             self._nursery = None
             self._pending = None
 
+    @enable_ki_protection
     def _close_input(self) -> None:
         """The body of the ``async with`` is done: no more calls."""
         if not self._input_closed:
@@ -322,6 +333,7 @@ class StreamingExecutor:
 
 
 @asynccontextmanager
+@enable_ki_protection
 async def open_streaming_executor(
     tools: ToolRegistry | Iterable[Tool[Any]],
     *,
@@ -392,11 +404,13 @@ async def open_streaming_executor(
             core.close_output()
 
 
+@enable_ki_protection
 def _start_call(nursery: trio.Nursery, core: RunCore, call: Call) -> None:
     """Start ``call``'s task (in a copy of the context this is run in)."""
     nursery.start_soon(core.run_call, call, name=_CALL_TASK)
 
 
+@enable_ki_protection
 def _start_calls(nursery: trio.Nursery, core: RunCore, calls: list[Call]) -> None:
     """Start each of ``calls``' tasks (each in its own copy of the context this is run in)."""
     run_call = core.run_call

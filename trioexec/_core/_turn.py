@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from ._cancel import cancel_at_end_of_instant
 
@@ -52,6 +53,7 @@ class Turn:
         self.aborted = False
         self._runs: dict[_TurnRun, None] = {}  # insertion-ordered set
 
+    @enable_ki_protection
     def interrupt(self) -> None:
         """The user typed a new message: stop ``"cancel"`` tools, start nothing new.
 
@@ -63,6 +65,7 @@ class Turn:
         for run in list(self._runs):
             run.on_interrupt()
 
+    @enable_ki_protection
     def abort(self) -> None:
         """Hard stop: cancel every call of the turn, ``"block"`` tools included."""
         if self.aborted:

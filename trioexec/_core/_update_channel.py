@@ -22,6 +22,7 @@ from collections import deque
 from typing import Protocol
 
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._models import Update
 
@@ -31,9 +32,11 @@ __all__ = ["UpdateQueue", "UpdateReceiveChannel", "UpdateSink", "open_update_cha
 class UpdateSink(Protocol):
     """What a run does to its output: an :class:`UpdateQueue` or a trio memory send channel."""
 
+    @enable_ki_protection
     def send_nowait(self, value: Update, /) -> None:
         """Deliver ``value`` now; never blocks."""
 
+    @enable_ki_protection
     def close(self) -> None:
         """Nothing more will be sent."""
 
@@ -49,6 +52,7 @@ class UpdateQueue:
         self.send_closed = False
         self.receive_closed = False
 
+    @enable_ki_protection
     def send_nowait(self, update: Update) -> None:
         """Buffer ``update`` and wake the waiting receiver; never blocks.
 
@@ -66,6 +70,7 @@ class UpdateQueue:
             self.waiting = None
             trio.lowlevel.reschedule(task)
 
+    @enable_ki_protection
     def close(self) -> None:
         """Nothing more will be sent: the receiver ends once the buffer is empty (idempotent)."""
         self.send_closed = True
@@ -74,6 +79,7 @@ class UpdateQueue:
             self.waiting = None
             trio.lowlevel.reschedule(task)
 
+    @enable_ki_protection
     def _abort(self, _: object) -> trio.lowlevel.Abort:
         self.waiting = None
         return trio.lowlevel.Abort.SUCCEEDED
@@ -108,6 +114,7 @@ class UpdateReceiveChannel(trio.abc.ReceiveChannel[Update]):
     def __init__(self, queue: UpdateQueue) -> None:
         self._queue = queue
 
+    @enable_ki_protection
     def receive_nowait(self) -> Update:
         """The next buffered update, without waiting.
 
@@ -125,6 +132,7 @@ class UpdateReceiveChannel(trio.abc.ReceiveChannel[Update]):
             raise trio.EndOfChannel
         raise trio.WouldBlock
 
+    @enable_ki_protection
     def receive_all_nowait(self) -> list[Update]:
         """Every buffered update, without waiting (an empty list once closed or ended)."""
         queue = self._queue
@@ -134,6 +142,7 @@ class UpdateReceiveChannel(trio.abc.ReceiveChannel[Update]):
         queue.buffer.clear()
         return drained
 
+    @enable_ki_protection
     async def receive(self) -> Update:
         """The next update: a full checkpoint (cancellation and schedule point).
 
@@ -151,6 +160,7 @@ class UpdateReceiveChannel(trio.abc.ReceiveChannel[Update]):
             return update
         return await self._wait()
 
+    @enable_ki_protection
     async def __anext__(self) -> Update:
         """The next update: a cancellation point; a schedule point only when it waits."""
         await trio.lowlevel.checkpoint_if_cancelled()
@@ -167,6 +177,7 @@ class UpdateReceiveChannel(trio.abc.ReceiveChannel[Update]):
             queue.waiting = trio.lowlevel.current_task()
             await trio.lowlevel.wait_task_rescheduled(queue._abort)
 
+    @enable_ki_protection
     async def _wait(self) -> Update:
         queue = self._queue
         while True:
@@ -181,6 +192,7 @@ class UpdateReceiveChannel(trio.abc.ReceiveChannel[Update]):
             queue.waiting = trio.lowlevel.current_task()
             await trio.lowlevel.wait_task_rescheduled(queue._abort)
 
+    @enable_ki_protection
     def close(self) -> None:
         """Stop receiving: the buffer is dropped and the run delivers nothing more here.
 
