@@ -104,7 +104,12 @@ _ALLOW = PermissionResult("allow")
 
 
 class ProgressSender(Protocol):
-    """Sends one progress item; synchronous, never blocks, may be called at any time."""
+    """Sends one progress item; synchronous, never blocks, may be called at any time.
+
+    Safe from any thread: from a worker thread the item is handed to the run's
+    thread, in order, and delivered before the call's result (if the tool
+    waits for its thread before returning).
+    """
 
     def __call__(self, data: object, /) -> None: ...
 

@@ -23,7 +23,9 @@ call into the core at every state change.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from threading import get_ident
 from typing import TYPE_CHECKING
 
 import trio
@@ -111,6 +113,8 @@ class RunCore(StopRules):
         self._ids: set[str] = set()
         self._next_start = 0
         self._interruptible = False
+        self._thread = get_ident()  # progress from any other thread goes through the token
+        self._token = _current_token()
         self.faults: list[BaseException] = []
         """BaseExceptions user code raised during the run, in order: they propagate at its end."""
         self.run_scope: trio.CancelScope | None = None
@@ -351,7 +355,17 @@ class RunCore(StopRules):
 
     @enable_ki_protection
     def progress(self, call: Call, data: object) -> None:
-        """Deliver a progress item at once (never held behind results)."""
+        """Deliver a progress item at once (never held behind results).
+
+        From another thread (a tool working in ``trio.to_thread.run_sync`` or
+        a thread of its own) the item is handed to the run's thread
+        (:meth:`trio.lowlevel.TrioToken.run_sync_soon`: thread-safe, in order)
+        and delivered there, before the call's result; once the trio run has
+        ended it is dropped, as progress after a call's answer always is.
+        """
+        if get_ident() != self._thread:
+            _progress_from_thread(self, call, data)
+            return
         if self.discarded or call.state != "executing":
             return
         call.log_progress(data)
@@ -583,3 +597,29 @@ def _event_data(outcome: CallOutcome) -> ToolResult | None:
 
 def _nothing() -> None:
     return None
+
+
+def _current_token() -> trio.lowlevel.TrioToken | None:
+    """This trio run's token (None outside one: the asyncio twin builds a core too)."""
+    try:
+        return trio.lowlevel.current_trio_token()
+    except RuntimeError:
+        return None
+
+
+def _progress_from_thread(core: RunCore, call: Call, data: object) -> None:
+    """Hand a progress item sent from another thread to the run's thread."""
+    token = core._token
+    if token is None:
+        raise RuntimeError("progress() from another thread needs the run's trio token")
+    with contextlib.suppress(trio.RunFinishedError):  # the run is over: answered long ago
+        token.run_sync_soon(_deliver_progress, core, call, data)
+
+
+def _deliver_progress(core: RunCore, call: Call, data: object) -> None:
+    """In the run's thread: deliver a worker thread's progress item (nothing escapes:
+    an exception here would end the trio run)."""
+    try:
+        core.progress(call, data)
+    except Exception:
+        logger.exception("progress of tool call %s failed", call.tool_use.id)
