@@ -278,9 +278,12 @@ async def _write_all(persist: Sequence[PlannedReplacement]) -> set[int]:
                 item.tool_use_id,
                 item.plan.path,
             )
-        except OSError:
+        except Exception as exc:  # a full disk, no memory for the copy: kept inline
             logger.warning(
-                "could not persist the result of %r to %s", item.tool_use_id, item.plan.path
+                "could not persist the result of %r to %s (%s); kept inline",
+                item.tool_use_id,
+                item.plan.path,
+                type(exc).__name__,
             )
         else:
             written.add(item.index)

@@ -405,7 +405,9 @@ async def finalize_result(
     with an image block, results that already are a wrapper or the placeholder,
     and every result when ``session_dir`` is None are returned unchanged, so the
     function is idempotent on its own output.  When the file cannot be written the result
-    stays inline (logged), as in Claude Code.
+    stays inline (logged), as in Claude Code; so does a result whose persistence
+    fails in any other way (``MemoryError`` included): the tool returned, and
+    its real result is the answer.
 
     On cancellation nothing is returned; a file may have been fully written
     (it is reused next time), never half written.
@@ -427,8 +429,8 @@ async def finalize_result(
     ):
         await trio.lowlevel.checkpoint()
         return result
-    plan = plan_persistence(content, result.tool_use_id, session_dir)
     try:
+        plan = plan_persistence(content, result.tool_use_id, session_dir)
         await write_exclusive(plan.path, plan.data)
     except FileExistsError:
         logger.warning(
@@ -437,7 +439,13 @@ async def finalize_result(
             plan.path,
         )
         return result
-    except OSError:
-        logger.warning("could not persist the result of %r to %s", result.tool_use_id, plan.path)
+    except Exception as exc:  # a full disk, no memory for the copy, a bug: never the tool's
+        logger.warning(
+            "could not persist the result of %r under %s (%s); kept inline",
+            result.tool_use_id,
+            session_dir,
+            type(exc).__name__,
+            exc_info=True,
+        )
         return result
     return attrs.evolve(result, content=plan.replacement)
