@@ -6,7 +6,7 @@ import pytest
 import trio
 
 from trioexec._groups import (
-    collapse_cancelled,
+    as_one_await,
     exception_name,
     is_cancellation,
     is_only,
@@ -76,16 +76,23 @@ def test_is_only_compares_a_body_group_by_its_leaves() -> None:
     assert not is_only(a, BaseExceptionGroup("nursery", [a, b]))
 
 
-async def test_collapse_cancelled_raises_one_plain_cancelled() -> None:
+async def test_as_one_await_raises_one_plain_cancelled() -> None:
     one, two = await cancelled(), await cancelled()
-    with pytest.raises(trio.Cancelled) as info, collapse_cancelled():
+    with pytest.raises(trio.Cancelled) as info, as_one_await():
         raise BaseExceptionGroup("g", [BaseExceptionGroup("h", [one]), two])
     assert info.value is one
 
 
-def test_collapse_cancelled_leaves_other_groups_alone() -> None:
-    group = BaseExceptionGroup("x", [KeyboardInterrupt()])
-    with pytest.raises(BaseExceptionGroup) as info, collapse_cancelled():
+async def test_as_one_await_unwraps_a_lone_other_exception_beside_cancellations() -> None:
+    interrupt = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt) as info, as_one_await():
+        raise BaseExceptionGroup("x", [await cancelled(), BaseExceptionGroup("y", [interrupt])])
+    assert info.value is interrupt
+
+
+def test_as_one_await_keeps_several_exceptions_in_their_group() -> None:
+    group = BaseExceptionGroup("x", [KeyboardInterrupt(), SystemExit()])
+    with pytest.raises(BaseExceptionGroup) as info, as_one_await():
         raise group
     assert info.value is group
 

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from helpers import Recorder, results_of
+from helpers import Recorder, make_tool, results_of, use
 
 from trioexec import (
     CallContext,
+    GuardRails,
     ProgressSender,
     ToolResult,
     ToolUse,
@@ -28,6 +29,8 @@ from trioexec import (
     open_streaming_executor,
     run_tools,
 )
+from trioexec._groups import leaves
+from trioexec.hooks import HookInput, HookSet
 
 
 @function_tool(name="Slow", concurrency_safe=True)
@@ -227,3 +230,50 @@ async def test_a_call_returning_as_the_body_raises_keeps_its_real_result(
     (answer,) = [e for e in recorder.events if e.kind in ("completed", "cancelled")]
     assert answer.kind == "completed"
     assert answer.data == ToolResult("a", "slow")
+
+
+# Hooks of one event run side by side, in a nursery: what they raise follows the same
+# rules as for tools, one BaseException unwrapped, several in one group.
+
+
+def _raising(exc: BaseException) -> Any:
+    async def hook(hook_input: HookInput) -> None:
+        raise exc
+
+    return hook
+
+
+async def _quiet(hook_input: HookInput) -> None:
+    await trio.sleep(1)
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", "PostToolUse"])
+async def test_one_hook_of_several_raising_a_base_exception_propagates_it_unwrapped(
+    autojump_clock: trio.testing.MockClock, event: str
+) -> None:
+    """As for a tool: one BaseException leaves the run as raised, never in a group."""
+    fault = SystemExit(3)
+    hooks = (
+        HookSet()
+        .with_python_hook(event, None, _quiet, timeout=5)
+        .with_python_hook(event, None, _raising(fault), timeout=5)
+    )
+    tool = make_tool("T")
+    with pytest.raises(SystemExit) as info:
+        await run_tools([use("a", "T")], [tool], guard=GuardRails(hooks=hooks))
+    assert info.value is fault
+
+
+async def test_several_hooks_raising_base_exceptions_propagate_in_one_group(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    first, second = SystemExit(1), KeyboardInterrupt()
+    hooks = (
+        HookSet()
+        .with_python_hook("PreToolUse", None, _raising(first), timeout=5)
+        .with_python_hook("PreToolUse", None, _raising(second), timeout=5)
+    )
+    tool = make_tool("T")
+    with pytest.raises(BaseExceptionGroup) as info:
+        await run_tools([use("a", "T")], [tool], guard=GuardRails(hooks=hooks))
+    assert sorted(map(id, leaves(info.value))) == sorted([id(first), id(second)])

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
+import trio.testing
 from helpers import REJECT, make_tool, use
 
 from trioexec import ContentReplacementState, ToolResult, Update, _results, run_tools

@@ -14,8 +14,8 @@ runtime reads those groups in a few fixed ways, each a function here:
   becomes that exception (the batch path's own nurseries).
 - :func:`is_only`: whether a nursery's group carries nothing but a given
   exception (the body of an ``async with`` re-raises its own error as raised).
-- :func:`collapse_cancelled`: a nursery's group of nothing but ``Cancelled``
-  becomes one plain ``Cancelled``.
+- :func:`as_one_await`: a nursery of side-by-side steps raises what one await
+  would: one plain ``Cancelled``, a lone other exception unwrapped, several grouped.
 - :func:`exception_name`: the type names a group stands for, for a message.
 
 Pure apart from naming ``trio.Cancelled``; nothing here awaits.
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = [
-    "collapse_cancelled",
+    "as_one_await",
     "exception_name",
     "first_cancelled",
     "is_cancellation",
@@ -117,21 +117,27 @@ def is_only(exc: BaseException, group: BaseExceptionGroup[BaseException]) -> boo
 
 
 @contextlib.contextmanager
-def collapse_cancelled() -> Iterator[None]:
-    """Turn a nursery's group of nothing but ``Cancelled`` into one plain ``Cancelled``.
+def as_one_await() -> Iterator[None]:
+    """What a nursery of side-by-side steps raises, as a single await would raise it.
 
-    Callers then see cancellation the way they would from a single await.
-    Any other group passes through untouched.
+    For nurseries whose tasks are one step of a call (the hooks of one event,
+    a command's output pumps): nothing but ``Cancelled`` becomes one plain
+    ``Cancelled``; a lone other exception leaves unwrapped, as raised (a
+    ``Cancelled`` beside it is dropped: cancellation is level-triggered and
+    reaches the caller again at its next checkpoint); several stay one group.
+    So the propagation rules for a tool's ``BaseException`` (one unwrapped,
+    several grouped) hold for these steps too.
     """
     try:
         yield
     except BaseExceptionGroup as group:
         cancelled, rest = group.split(trio.Cancelled)
         if rest is None and cancelled is not None:
-            leaf: BaseException = cancelled
-            while isinstance(leaf, BaseExceptionGroup):
-                leaf = leaf.exceptions[0]
-            raise leaf from None
+            raise first_cancelled(cancelled) from None
+        if rest is not None:
+            only = single_exception(rest)
+            if only is not None:
+                raise only from None
         raise
 
 

@@ -38,6 +38,8 @@ import attrs
 import trio
 from trio.lowlevel import enable_ki_protection
 
+from ._groups import as_one_await
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
@@ -182,18 +184,19 @@ async def run_process_group(
     try:
         if on_start is not None:
             on_start(process.pid)
-        async with trio.open_nursery() as nursery:
-            if process.stdin is not None and stdin is not None:
-                nursery.start_soon(_feed, process.stdin, stdin)
-            nursery.start_soon(_pump, process.stdout, "stdout", buffers, counter, on_output)
-            nursery.start_soon(_pump, process.stderr, "stderr", buffers, counter, on_output)
-            with trio.move_on_at(deadline) as limit:
-                await process.wait()
-            timed_out = limit.cancelled_caught
-            # The leader is gone (or timed out): end what is left of its session,
-            # so that background children release the pipes.
-            await terminate_group(process, kill_grace=kill_grace)
-            nursery.cancel_scope.deadline = trio.current_time() + DRAIN_WAIT
+        with as_one_await():  # (a lone KeyboardInterrupt in a pump leaves as raised)
+            async with trio.open_nursery() as nursery:
+                if process.stdin is not None and stdin is not None:
+                    nursery.start_soon(_feed, process.stdin, stdin)
+                nursery.start_soon(_pump, process.stdout, "stdout", buffers, counter, on_output)
+                nursery.start_soon(_pump, process.stderr, "stderr", buffers, counter, on_output)
+                with trio.move_on_at(deadline) as limit:
+                    await process.wait()
+                timed_out = limit.cancelled_caught
+                # The leader is gone (or timed out): end what is left of its session,
+                # so that background children release the pipes.
+                await terminate_group(process, kill_grace=kill_grace)
+                nursery.cancel_scope.deadline = trio.current_time() + DRAIN_WAIT
     finally:
         with trio.CancelScope(shield=True):
             await terminate_group(process, kill_grace=kill_grace)

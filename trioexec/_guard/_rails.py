@@ -31,7 +31,7 @@ from .._contract._permission_context import (
 from .._contract._rules import PermissionRule
 from .._contract._tool import CallContext, PermissionResult, is_mcp_tool
 from .._contract._validation import CompiledTool, compile_tool, input_error_text, validate
-from .._groups import collapse_cancelled
+from .._groups import as_one_await
 from .._hooks._background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
 from .._hooks._config import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
 from .._hooks._http import HttpHook
@@ -437,7 +437,7 @@ async def _pre_hooks(
     async def speculate() -> None:
         answer[0] = await _speculate(speculative, tool_name, parsed_input, ctx)
 
-    with collapse_cancelled():
+    with as_one_await():
         async with trio.open_nursery() as nursery:
             nursery.start_soon(speculate)
             results = await run_hooks(entries, hook_input, cwd=ctx.cwd, background=background)

@@ -35,7 +35,7 @@ import attrs
 import trio
 
 from .._contract._format_error import exception_text
-from .._groups import collapse_cancelled
+from .._groups import as_one_await
 from .._models import JSONObject, JSONValue
 from ._command import interpret_command_run, run_command
 from ._http import HttpHook, post_hook
@@ -361,7 +361,7 @@ async def run_hooks(
         async def run_into(index: int) -> None:
             results[index] = await _run_entry(entries[index], hook_input, payload, cwd)
 
-        with collapse_cancelled():
+        with as_one_await():
             async with trio.open_nursery() as nursery:
                 for index in range(len(entries)):
                     nursery.start_soon(run_into, index)
