@@ -19,7 +19,9 @@ from trioexec import (
     ToolRegistry,
     ToolResult,
     ToolUse,
+    ToolUseAssembler,
     function_tool,
+    open_streaming_executor,
     run_tools,
 )
 from trioexec._contract._validation import compile_tool, validate
@@ -414,3 +416,54 @@ async def test_a_hooks_replaced_input_is_validated_once() -> None:
     outcome = await run_tools([use("t1", "Counted", n=1)], [tool], guard=rails)
     assert outcome.results == (ToolResult("t1", "n=2"),)
     assert structured == [1, 2]  # the model's input at admission, the hook's once
+
+
+# -- input JSON that did not parse ---------------------------------------------------------------
+
+
+class _Permissive(Tool[dict[str, Any]]):
+    """Accepts any object (as many MCP tools' schemas do); records every run."""
+
+    name = "Permissive"
+
+    def __init__(self) -> None:
+        self.input_schema = {"type": "object"}
+        self.ran: list[object] = []
+
+    async def call(
+        self, payload: dict[str, Any], ctx: CallContext, progress: ProgressSender
+    ) -> object:
+        self.ran.append(payload)
+        return "ran"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"command": "ls', "Unterminated string"),  # a stream cut at max_tokens
+        ('{"n": 1,}', "Expecting property name"),
+        ("[1, 2]", "expected an object, got array"),
+        ('{"n": NaN}', "NaN is not JSON"),
+    ],
+)
+async def test_unparseable_input_never_reaches_a_tool_whatever_its_schema(
+    text: str, problem: str
+) -> None:
+    assembler = ToolUseAssembler()
+    block = {"type": "tool_use", "id": "a", "name": "Permissive"}
+    assembler.feed({"type": "content_block_start", "index": 0, "content_block": block})
+    assembler.feed({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": text}})  # fmt: skip
+    tool_use = assembler.feed({"type": "content_block_stop", "index": 0})
+    assert tool_use is not None
+    tool = _Permissive()
+    outcome = await run_tools([tool_use], [tool])
+    async with open_streaming_executor([tool]) as executor:
+        executor.add_tool(tool_use)
+        streamed = [u async for u in executor.remaining()]
+    assert tool.ran == []
+    for result in (outcome.results[0], streamed[-1].result):  # type: ignore[union-attr]
+        assert result.is_error
+        assert "InputValidationError" in str(result.content)
+        assert "not valid JSON" in str(result.content)
+        assert problem in str(result.content)

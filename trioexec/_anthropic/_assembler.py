@@ -43,7 +43,8 @@ class ToolUseAssembler:
 
     A tool_use whose input JSON does not parse is still handed over, with the
     raw text under ``input["__unparsed_input__"]``: validation then answers it
-    with an error result instead of the call vanishing.
+    with an error result naming the JSON problem, whatever the tool's schema,
+    instead of the call vanishing; the tool never sees it.
     """
 
     _pending: dict[int, _Pending] = attrs.field(factory=dict, init=False)

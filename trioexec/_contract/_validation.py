@@ -16,6 +16,7 @@ InputValidationError format byte for byte.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -276,12 +277,16 @@ def validate(
 ) -> tuple[object, InputError | None]:
     """Layers 1 and 2a, the one copy every caller uses: ``(parsed, None)`` or ``(None, issue)``.
 
-    Layer 1 checks ``raw`` against the compiled schema; layer 2a structures it
+    An input the model's JSON did not parse into (the assembler hands it over
+    as ``{UNPARSED_INPUT: text}``) is refused whatever the schema, with the
+    JSON problem named.  Layer 1 checks ``raw`` against the compiled schema; layer 2a structures it
     into the tool's ``input_type``.  Whatever structuring raises (a cattrs
     error, an attrs validator, a converter's bug) is an issue with the input,
     never an exception to the caller.  A tuple rather than a result object:
     this runs once per call on the hot path.
     """
+    if UNPARSED_INPUT in raw:  # the model's JSON did not parse: never any tool's input
+        return None, unparsed_input_error(raw[UNPARSED_INPUT])
     issue = compiled.check(raw)
     if issue is not None:
         return None, issue
@@ -289,6 +294,32 @@ def validate(
         return compiled.structure(raw), None
     except Exception as exc:
         return None, structuring_error(exc)
+
+
+UNPARSED_INPUT = "__unparsed_input__"
+"""The key under which :class:`~trioexec.ToolUseAssembler` hands over input JSON that did
+not parse (the raw text): validation refuses such an input, whatever the tool's schema."""
+
+
+def unparsed_input_error(text: object) -> InputError:
+    """The issue for input JSON that did not parse: what is wrong with it, for the model."""
+    if not isinstance(text, str):
+        return InputError(("The input is not valid JSON and could not be read.",))
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        problem = "it is nested too deeply"
+    except ValueError as exc:
+        problem = str(exc)
+    else:
+        problem = f"expected an object, got {json_type_name(value)}"
+    if len(problem) > 200:
+        problem = problem[:200] + "..."
+    return InputError((f"The input is not valid JSON: {problem}. The tool was not run.",))
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
 
 
 def structuring_error(exc: Exception) -> InputError:
