@@ -169,6 +169,13 @@ UNSAFE = Admission(safe=False)
 PROGRESS_KEPT = 1_000
 """How many of a call's latest progress items are kept for its partial output."""
 
+PROGRESS_KEPT_CHARS = 100_000
+"""How much text (characters of ``str`` items and of items' ``text``) of a call's latest
+progress is kept for its partial output: ten times what a stopped call's answer shows
+(its first and last 5,000 characters).  With :data:`PROGRESS_KEPT`, what one call holds
+stays bounded however much it prints: a 100 MB output flood keeps at most twice this
+much text (the log is trimmed in bulk) plus the item that crossed the line."""
+
 
 @attrs.define(eq=False)
 class Call:
@@ -192,9 +199,11 @@ class Call:
         cancel_reason: why it is being cancelled, once it is.
         cancel_requested_at: when cancellation was first requested (grace period).
         context_at_start: the shared context it started with.
-        progress_log: the progress items it sent (the last
-            :data:`PROGRESS_KEPT` of them), for the output a stopped call had
-            produced; None until its first progress.
+        progress_log: the progress items it sent (the latest ones, at most
+            :data:`PROGRESS_KEPT` of them and :data:`PROGRESS_KEPT_CHARS` of
+            text, each limit doubled between trims), for the output a stopped
+            call had produced; None until its first progress.
+        progress_chars: the text the kept items hold (characters).
     """
 
     index: int
@@ -211,22 +220,35 @@ class Call:
     cancel_requested_at: float | None = None
     context_at_start: ContextState | None = None
     progress_log: list[object] | None = None
+    progress_chars: int = 0
 
     def log_progress(self, data: object) -> None:
-        """Keep a progress item (bounded: the oldest are dropped past :data:`PROGRESS_KEPT`)."""
+        """Keep a progress item (bounded: the oldest are dropped past :data:`PROGRESS_KEPT`
+        items or :data:`PROGRESS_KEPT_CHARS` characters of text, in bulk)."""
+        size = _text_size(data)
         log = self.progress_log
         if log is None:
             self.progress_log = [data]
+            self.progress_chars = size
             return
         log.append(data)
-        if len(log) > 2 * PROGRESS_KEPT:
-            del log[:-PROGRESS_KEPT]
+        self.progress_chars += size
+        if len(log) > 2 * PROGRESS_KEPT or self.progress_chars > 2 * PROGRESS_KEPT_CHARS:
+            self._trim_progress(log)
+
+    def _trim_progress(self, log: list[object]) -> None:
+        """Keep the latest items: at most PROGRESS_KEPT, and text up to PROGRESS_KEPT_CHARS
+        (the item that reaches it included, so the kept text always covers the limit)."""
+        kept, chars = _latest(log)
+        del log[:-kept]
+        self.progress_chars = chars
 
     def output_so_far(self) -> str:
         """What the call had produced when it was stopped, as its tool reads its progress."""
         if not self.progress_log or self.compiled is None:
             return ""
-        items = self.progress_log[-PROGRESS_KEPT:]
+        log = self.progress_log
+        items = log[-_latest(log)[0] :]  # (between trims the log holds up to twice that)
         try:
             return self.compiled.tool.partial_output(items)
         except Exception:  # a tool's bug must not cost the call its answer
@@ -246,3 +268,24 @@ class Call:
     def blocks(self) -> bool:
         """Whether an interrupt lets this call run on (its tool is not ``"cancel"``)."""
         return self.compiled is None or self.compiled.tool.interrupt_behavior != "cancel"
+
+
+def _latest(log: list[object]) -> tuple[int, int]:
+    """How many of the latest items to keep (at most PROGRESS_KEPT, text up to
+    PROGRESS_KEPT_CHARS, the item reaching it included), and the text they hold."""
+    kept = 0
+    chars = 0
+    for item in reversed(log):
+        if kept == PROGRESS_KEPT or chars >= PROGRESS_KEPT_CHARS:
+            break
+        kept += 1
+        chars += _text_size(item)
+    return kept, chars
+
+
+def _text_size(item: object) -> int:
+    """The text a progress item holds: a ``str``, or an item's ``text`` (a Bash chunk)."""
+    if type(item) is str:
+        return len(item)
+    text = getattr(item, "text", None)
+    return len(text) if isinstance(text, str) else 0
