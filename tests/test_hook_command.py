@@ -8,6 +8,7 @@ bounded with ``trio.fail_after``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -18,8 +19,19 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import trio
 
-from trioexec import CallContext, PermissionResult, Tool, ToolResult, ToolUse
+from trioexec import (
+    CallContext,
+    PermissionResult,
+    Policy,
+    ProgressSender,
+    Tool,
+    ToolResult,
+    ToolUse,
+    function_tool,
+    run_tools,
+)
 from trioexec._guard._rails import GuardRails, after_call, authorize_call
+from trioexec._hooks import _config as _hooks
 from trioexec._hooks._command import CommandRun, interpret_command_run, run_command
 from trioexec._hooks._config import HookSet
 from trioexec._hooks._output import HookResult
@@ -67,11 +79,22 @@ TOOL_USE = ToolUse("toolu_1", "Bash", {"command": "ls"})
 
 
 async def authorize(
-    guard: GuardRails, tool: Tool[Any] | None = None, cwd: Path | None = None
+    guard: GuardRails,
+    tool: Tool[Any] | None = None,
+    cwd: Path | None = None,
+    *,
+    hooks_fail_closed: bool = True,
 ) -> Any:
     ctx = CallContext(TOOL_USE, cwd=cwd or Path.cwd())
     with trio.fail_after(30):
-        return await authorize_call(guard, tool or Shell(), TOOL_USE, dict(TOOL_USE.input), ctx)
+        return await authorize_call(
+            guard,
+            tool or Shell(),
+            TOOL_USE,
+            dict(TOOL_USE.input),
+            ctx,
+            hooks_fail_closed=hooks_fail_closed,
+        )
 
 
 def alive(pid: int) -> bool:
@@ -314,9 +337,13 @@ async def test_missing_script_and_missing_cwd(tmp_path: Path) -> None:
     assert verdict.allowed
     assert "Failed with non-blocking status code 127" in verdict.hook_errors[0]
     cmd = script(tmp_path, "ok.sh", "exit 0\n")
-    verdict = await authorize(guard_with(cmd), cwd=tmp_path / "gone")
+    # A hook that cannot start: no decision as in Claude Code; trioexec fails closed.
+    verdict = await authorize(guard_with(cmd), cwd=tmp_path / "gone", hooks_fail_closed=False)
     assert verdict.allowed
     assert "could not start" in verdict.hook_errors[0]
+    verdict = await authorize(guard_with(cmd), cwd=tmp_path / "gone")
+    assert not verdict.allowed
+    assert verdict.message.startswith(f"PreToolUse:Bash hook error: the hook [{cmd}] could not")
 
 
 async def test_post_tool_use_exit_2_is_a_blocking_error_record(tmp_path: Path) -> None:
@@ -537,3 +564,46 @@ def test_interpret_command_run() -> None:
     assert interpret(2, "", "  why \n").blocking_error == "[x.sh]:   why \n"
     assert interpret(-9).error == "Failed with non-blocking status code -9: No stderr output"
     assert interpret(0, '  {"decision": "block"}\n').decision == "deny"
+
+
+# -- a PreToolUse command hook that cannot start ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        OSError(errno.EAGAIN, "Resource temporarily unavailable"),
+        OSError(errno.ENOMEM, "Cannot allocate memory"),
+        FileNotFoundError(errno.ENOENT, "No such file or directory", "/bin/sh"),
+    ],
+    ids=["EAGAIN", "ENOMEM", "ENOENT"],
+)
+@pytest.mark.parametrize("preset", Policy.preset_names())
+async def test_a_pre_tool_use_hook_that_cannot_start_denies_the_call_under_trioexecs_policy(
+    monkeypatch: pytest.MonkeyPatch, failure: OSError, preset: str
+) -> None:
+    """Fail closed (trioexec): process or memory exhaustion never bypasses a policy hook.
+    Claude Code's presets keep its behaviour: the hook gives no decision."""
+
+    async def cannot_start(*args: Any, **kwargs: Any) -> CommandRun:
+        raise failure
+
+    monkeypatch.setattr(_hooks, "run_command", cannot_start)
+    ran: list[str] = []
+
+    @function_tool(name="Bash", input_schema={"type": "object"})
+    async def bash(job: dict[str, Any], ctx: CallContext, progress: ProgressSender) -> str:
+        ran.append(ctx.tool_use.id)
+        return "ran"
+
+    guard = guard_with("/usr/local/bin/policy-check")
+    outcome = await run_tools([TOOL_USE], [bash], guard=guard, policy=Policy.preset(preset))
+    (result,) = outcome.results
+    if preset == "trioexec":
+        assert ran == []
+        assert result.is_error
+        assert "could not start" in str(result.content)
+        assert "/usr/local/bin/policy-check" in str(result.content)
+    else:
+        assert ran == ["toolu_1"]
+        assert result.content == "ran"

@@ -39,6 +39,7 @@ policies = st.sampled_from([Policy.preset(name) for name in Policy.preset_names(
     discard_cancels=st.booleans(),
     synthetic_texts=st.sampled_from(["claude-code", "trioexec"]),
     partial_output=st.booleans(),
+    hooks_fail_closed=st.booleans(),
 )
 
 

@@ -114,6 +114,7 @@ def run_core_arguments(
         dict(tool_timeouts) if tool_timeouts else {},
         None if guard is None else background_hooks(guard),
         None if guard is None else SoloLock(),  # only guard rails replace inputs
+        hooks_fail_closed=policy.hooks_fail_closed,
     )
     batch = options["mode"] == "batch"
     limit = resolve_max_concurrency(options["max_concurrency"])

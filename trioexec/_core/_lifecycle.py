@@ -81,6 +81,8 @@ class CallEnv:
     tool_timeouts: Mapping[str, ToolTimeouts] = attrs.field(factory=dict)
     background: BackgroundHooks | None = None
     solo: SoloLock | None = None
+    hooks_fail_closed: bool = True
+    """A PreToolUse command hook that cannot start denies its call (a Policy knob)."""
     observed: bool = attrs.field(init=False)
     """Whether anybody observes (decided once: no event is built for nobody)."""
 
@@ -210,7 +212,13 @@ async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> 
         else:
             try:
                 verdict = await authorize_call(
-                    guard, compiled, tool_use, parsed, ctx, background=env.background
+                    guard,
+                    compiled,
+                    tool_use,
+                    parsed,
+                    ctx,
+                    background=env.background,
+                    hooks_fail_closed=env.hooks_fail_closed,
                 )
             except Exception as exc:  # the tool's check or can_use_tool raised
                 run.complete(call, error_outcome(tool_id, format_tool_error(exc)))

@@ -132,6 +132,10 @@ class Policy:
         partial_output: whether an explained answer (``"trioexec"`` texts, or
             a timeout, which has no Claude Code text) carries the output the
             call produced before it was stopped.
+        hooks_fail_closed: whether a PreToolUse command hook whose process
+            cannot be started (EAGAIN, ENOMEM, a missing interpreter) denies
+            the call (Claude Code: the hook gives no decision, so under
+            process or memory exhaustion every policy hook is bypassed).
 
     Raises:
         ConfigurationError: a knob holds a value outside its choices.
@@ -149,6 +153,7 @@ class Policy:
     discard_cancels: bool = attrs.field(default=True, validator=_is_bool)
     synthetic_texts: SyntheticTexts = attrs.field(default="claude-code", validator=_one_of(_TEXTS))
     partial_output: bool = attrs.field(default=True, validator=_is_bool)
+    hooks_fail_closed: bool = attrs.field(default=True, validator=_is_bool)
 
     @staticmethod
     def preset(name: str) -> Policy:
@@ -247,6 +252,7 @@ _CLAUDE_CODE_2_1_88 = Policy(
     discard_cancels=False,
     synthetic_texts="claude-code",
     partial_output=False,
+    hooks_fail_closed=False,
 )
 
 PRESETS: Mapping[str, Policy] = MappingProxyType(

@@ -35,7 +35,7 @@ from .._groups import as_one_await
 from .._hooks._background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
 from .._hooks._config import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
 from .._hooks._http import HttpHook
-from .._hooks._output import HookOutcome, aggregate
+from .._hooks._output import HookOutcome, HookResult, aggregate
 from .._misuse import check_callback
 from .._models import Attachment, JSONValue, content_to_api
 from .._texts import (
@@ -206,6 +206,7 @@ async def authorize_call(
     ctx: CallContext,
     *,
     background: BackgroundHooks | None = None,
+    hooks_fail_closed: bool = True,
 ) -> PreToolUseVerdict:
     """Run PreToolUse hooks and the permission chain for one validated call.
 
@@ -219,6 +220,10 @@ async def authorize_call(
             ``permissions`` is ``guard.permissions``.
         background: where the run starts ``async: true`` hooks (None: they
             run in line, their answers ignored).
+        hooks_fail_closed: a PreToolUse command hook whose process could not
+            be started (EAGAIN, ENOMEM, a missing interpreter) denies the call
+            (trioexec's rule, :attr:`Policy.hooks_fail_closed`); False gives
+            it no decision, as Claude Code does.
 
     Returns:
         The verdict.  An input a hook, the tool's check or ``can_use_tool``
@@ -256,7 +261,7 @@ async def authorize_call(
         observed = _observable(tool, raw, ctx.cwd)
         hook_input = _hook_input(guard, "PreToolUse", tool, tool_use, observed, str(ctx.cwd))
         outcome, tool_check = await _pre_hooks(
-            entries, hook_input, speculative, parsed_input, ctx, background
+            entries, hook_input, speculative, parsed_input, ctx, background, hooks_fail_closed
         )
     else:
         outcome = _NO_OUTCOME
@@ -427,10 +432,13 @@ async def _pre_hooks(
     parsed_input: object,
     ctx: CallContext,
     background: BackgroundHooks | None,
+    fail_closed: bool,
 ) -> tuple[HookOutcome, PermissionResult | None]:
     tool_name = hook_input.tool_name
     if speculative is None:
         results = await run_hooks(entries, hook_input, cwd=ctx.cwd, background=background)
+        if fail_closed:
+            results = _not_started_block(results)
         return aggregate(results, "PreToolUse", tool_name), None
     answer: list[PermissionResult | None] = [None]
 
@@ -441,10 +449,34 @@ async def _pre_hooks(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(speculate)
             results = await run_hooks(entries, hook_input, cwd=ctx.cwd, background=background)
+            if fail_closed:
+                results = _not_started_block(results)
             outcome = aggregate(results, "PreToolUse", tool_name)
             if outcome.decision == "deny" or outcome.updated_input is not None:
                 nursery.cancel_scope.cancel(reason="speculative permission answer not needed")
     return outcome, answer[0]
+
+
+def _not_started_block(results: tuple[HookResult, ...]) -> tuple[HookResult, ...]:
+    """Fail closed: a hook whose process could not start blocks its call.
+
+    Under process or memory exhaustion every policy hook would otherwise be
+    bypassed (a hook that never ran gives no decision).
+    """
+    if not any(result.start_failed for result in results):
+        return results
+    return tuple(
+        attrs.evolve(
+            result,
+            blocking_error=(
+                f"the hook [{result.label}] {result.error}; "
+                "the call is denied because the hook could not check it"
+            ),
+        )
+        if result.start_failed
+        else result
+        for result in results
+    )
 
 
 async def _speculate(

@@ -419,7 +419,7 @@ async def _run_entry(
             try:
                 run = await run_command(hook.command, payload, cwd=cwd, env=env)
             except OSError as exc:
-                return HookResult(label=label, error=f"could not start: {exc}")
+                return HookResult(label=label, error=f"could not start: {exc}", start_failed=True)
             return interpret_command_run(run, hook.command, event)
         if isinstance(hook, HttpHook):
             return await post_hook(hook, payload.rstrip(b"\n"), event)

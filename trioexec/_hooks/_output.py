@@ -102,6 +102,9 @@ class HookResult:
     updated_mcp_tool_output: JSONValue = None
     error: str | None = None
     """A non-blocking failure (timeout, crash, bad output): reported, never decisive."""
+    start_failed: bool = False
+    """The hook's process could not be started (``error`` says why): a PreToolUse hook
+    that did not run denies its call under a fail-closed policy (``Policy.hooks_fail_closed``)."""
     exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
     """What a Python hook raised, so the warning about it carries the traceback."""
 
