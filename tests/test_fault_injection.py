@@ -23,9 +23,11 @@ import faults
 import hypothesis
 import pytest
 import trio
+from helpers import import_benchmark
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import trioexec
 from trioexec import GuardRails, ResultUpdate, ToolResult
 from trioexec.hooks import HookSet
 
@@ -226,3 +228,29 @@ def _children() -> set[int]:
 def test_harness_sizes_add_up_to_the_ci_budget() -> None:
     assert EXAMPLES_TURNS + EXAMPLES_SESSIONS + EXAMPLES_PROCESSES >= 2000
     assert math.isfinite(faults.HOOK_TIMEOUT)
+
+
+# -- Ctrl-C at a random line of trioexec's own code (a child process per example) ---------------
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 5], ids=["bash", "child-task", "batch", "streaming"])
+def test_ctrl_c_at_a_random_line_of_trioexec_leaves_every_call_answered_and_nothing_running(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """The soak's SIGINT kind at CI size: one example per turn shape (``soak.py --sigint``)."""
+    soak = import_benchmark(monkeypatch, "soak")
+    report = soak.sigint_example(seed)
+    assert report["violations"] == [], report
+    assert report["ended"] in ("KeyboardInterrupt", "returned")
+
+
+def test_the_sigint_checker_sees_an_unanswered_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that answers nothing is reported (the checker can fail)."""
+    child = import_benchmark(monkeypatch, "_sigint_child")
+    monkeypatch.setattr(child, "_uses", lambda shape: [trioexec.ToolUse("x", "Safe", {})])
+    monkeypatch.setattr(child, "_run", lambda shape, press: ("returned", [], [], ["x"], 10))
+    monkeypatch.setattr(sys, "argv", ["_sigint_child.py", "3"])
+    printed: list[str] = []
+    monkeypatch.setattr("builtins.print", lambda text: printed.append(text))
+    child.main(3)
+    assert "x answered 0 times" in printed[0]
