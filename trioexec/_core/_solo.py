@@ -18,6 +18,7 @@ here: the run's start rule already runs them alone.
 from __future__ import annotations
 
 import trio
+from trio.lowlevel import enable_ki_protection
 
 __all__ = ["SoloLock"]
 
@@ -41,6 +42,7 @@ class SoloLock:
         """Whether a re-partitioned call's body runs now."""
         return self._solo
 
+    @enable_ki_protection
     def try_enter_shared(self) -> bool:
         """Take a shared place at once if nothing solo runs or waits (no checkpoint)."""
         if self._solo or self._waiting:
@@ -48,6 +50,7 @@ class SoloLock:
         self._shared += 1
         return True
 
+    @enable_ki_protection
     async def enter_shared(self) -> None:
         """Wait until nothing solo runs or waits, then take a shared place.
 
@@ -56,12 +59,14 @@ class SoloLock:
         while not self.try_enter_shared():
             await self._lot.park()
 
+    @enable_ki_protection
     def leave_shared(self) -> None:
         """Give the shared place back (the last one out lets a waiting solo call in)."""
         self._shared -= 1
         if not self._shared and self._waiting:
             self._lot.unpark_all()
 
+    @enable_ki_protection
     async def enter_solo(self) -> None:
         """Wait until no body runs, then take the solo place.
 
@@ -79,6 +84,7 @@ class SoloLock:
         self._waiting -= 1
         self._solo = True
 
+    @enable_ki_protection
     def leave_solo(self) -> None:
         """Give the solo place back; whoever waits tries again."""
         self._solo = False

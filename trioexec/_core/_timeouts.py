@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._contract._validation import is_time_limit
 from .._errors import ConfigurationError
@@ -117,18 +118,21 @@ class TimeoutWatch:
         self._running = False
         self._scope: trio.CancelScope | None = None
 
+    @enable_ki_protection
     def arm(self, tool_use_id: str, scope: trio.CancelScope, limits: ToolTimeouts) -> None:
         """The call step of ``tool_use_id`` begins now, under ``limits``, in ``scope``."""
         now = trio.current_time()
         self._armed[tool_use_id] = _Armed(scope, limits, now, now)
         self._reschedule()
 
+    @enable_ki_protection
     def touch(self, tool_use_id: str) -> None:
         """A progress update arrived: the idle limit starts again."""
         armed = self._armed.get(tool_use_id)
         if armed is not None and armed.fired is None:
             armed.last_progress = trio.current_time()
 
+    @enable_ki_protection
     def disarm(self, tool_use_id: str) -> Expiry | None:
         """The call step ended; which limit stopped it, if one did."""
         armed = self._armed.pop(tool_use_id, None)
@@ -140,6 +144,7 @@ class TimeoutWatch:
         assert limit is not None
         return Expiry(armed.fired, limit, armed.fired_at - armed.began)
 
+    @enable_ki_protection
     def _reschedule(self) -> None:
         if self.nursery is None:
             return
@@ -153,6 +158,7 @@ class TimeoutWatch:
         pending = [a.due()[0] for a in self._armed.values() if a.fired is None]
         return min(pending, default=math.inf)
 
+    @enable_ki_protection
     async def _watch(self) -> None:
         # Shielded: the watch may run in the calls' own nursery, and a call
         # that ignores its cancellation still has its limits.  It ends as soon

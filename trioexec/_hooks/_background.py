@@ -32,6 +32,7 @@ import math
 from typing import TYPE_CHECKING
 
 import trio
+from trio.lowlevel import enable_ki_protection
 
 from .._models import Attachment
 
@@ -97,6 +98,7 @@ class BackgroundHooks:
         """How many are still running."""
         return len(self._scopes)
 
+    @enable_ki_protection
     def start(
         self,
         hook_name: str,
@@ -126,6 +128,7 @@ class BackgroundHooks:
         )
         return True
 
+    @enable_ki_protection
     def wind_down(self) -> None:
         """The run's calls are done: what still runs gets ``grace`` seconds, then is cancelled."""
         self._deadline = trio.current_time() + self.grace
