@@ -25,7 +25,7 @@ from pathlib import Path
 import trio
 
 from trioexec import GuardRails, ToolUse, run_tools
-from trioexec._core import RunCore
+from trioexec._core._run import RunCore
 from trioexec.permissions import PermissionContext
 from trioexec.tools import BashTool
 

@@ -18,7 +18,8 @@ import trio
 import trio.testing
 from helpers import REJECT, make_tool, use
 
-from trioexec import ContentReplacementState, ToolResult, Update, _results, run_tools
+from trioexec import ContentReplacementState, ToolResult, Update, run_tools
+from trioexec._results import _persist as _results
 from trioexec.results import apply_message_budget
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ async def test_a_persistence_fault_in_the_message_budget_keeps_the_result_inline
     async def failing(*args: Any, **kwargs: Any) -> Any:
         raise _FAULTS[fault]
 
-    monkeypatch.setattr("trioexec._budget.write_exclusive", failing)
+    monkeypatch.setattr("trioexec._results._budget.write_exclusive", failing)
     results = [ToolResult("a", _BIG), ToolResult("b", _BIG)]
     out = await apply_message_budget(
         results, state=ContentReplacementState(), session_dir=tmp_path, budget=10_000
