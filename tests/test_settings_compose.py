@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
 SETTINGS = {
     "permissions": {"deny": ["deploy(prod)"], "allow": ["status"], "defaultMode": "default"},
-    "hooks": {"PreToolUse": [{"matcher": "deploy", "hooks": [{"type": "command", "command": "true"}]}]},
+    "hooks": {
+        "PreToolUse": [{"matcher": "deploy", "hooks": [{"type": "command", "command": "true"}]}]
+    },
 }
 
 
@@ -49,7 +51,7 @@ def test_hookset_from_settings_takes_what_load_settings_returns(tmp_path: Path) 
 
 
 def test_hookset_from_settings_refuses_something_else_naming_it() -> None:
-    with pytest.raises(ConfigurationError, match="expected a settings object .* got int"):
+    with pytest.raises(ConfigurationError, match=r"expected a settings object .* got int"):
         HookSet.from_settings(3)  # type: ignore[arg-type]
 
 
@@ -92,7 +94,9 @@ async def test_with_python_hook_adds_a_hook_to_guard_rails_from_settings(tmp_pat
     guard = base.with_python_hook("PreToolUse", "deploy", audit)
     assert base.hooks.entries == ()  # immutable: the original is unchanged
     assert guard.session_id == base.session_id
-    outcome = await run_tools([ToolUse("t1", "deploy", {"target": "staging"})], [deploy], guard=guard)
+    outcome = await run_tools(
+        [ToolUse("t1", "deploy", {"target": "staging"})], [deploy], guard=guard
+    )
     assert outcome.results[0].text == "deployed staging"
     assert seen == ["deploy"]
 
@@ -131,7 +135,7 @@ def test_with_mode_and_with_command_hook_return_changed_copies() -> None:
 
 
 async def test_with_can_use_tool_answers_an_ask() -> None:
-    async def yes(name: str, tool_input: Any, tool_use_id: str) -> Any:  # noqa: ANN401
+    async def yes(name: str, tool_input: Any, tool_use_id: str) -> Any:
         return PermissionResult.allow()
 
     guard = GuardRails().with_rules(ask=["deploy"])
