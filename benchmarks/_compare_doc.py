@@ -53,6 +53,53 @@ class Results:
     lines: dict[str, dict[str, LineCount]]
     """runtime -> file -> counts."""
     elapsed: float
+    rounds: dict[str, list[float]] = attrs.field(factory=dict)
+    """``table|row|way`` -> the figure of each repeated run (for the spread flags)."""
+    loads: dict[str, tuple[float, float]] = attrs.field(factory=dict)
+    """section -> the 1-minute load average when it started and when it ended."""
+
+
+SPREAD_LIMIT = 0.20
+"""A ratio is flagged when its repeated runs' ratios differ by more than this (max/min - 1)."""
+
+FLAG = "⚠"
+
+
+def _flag(results: Results, top: str, bottom: str) -> str:
+    """``FLAG`` when the per-run ratios of ``top`` over ``bottom`` (keys of ``rounds``)
+    disagree by more than :data:`SPREAD_LIMIT`, else ``""``."""
+    tops, bottoms = results.rounds.get(top), results.rounds.get(bottom)
+    if not tops or not bottoms or len(tops) != len(bottoms) or len(tops) < 2:
+        return ""
+    ratios = [t / b for t, b in zip(tops, bottoms, strict=True) if b > 0]
+    if len(ratios) < 2 or min(ratios) <= 0:
+        return ""
+    return f" {FLAG}" if max(ratios) / min(ratios) - 1 > SPREAD_LIMIT else ""
+
+
+def _flagged_ratio(results: Results, table: str, top: str, bottom: str) -> str:
+    """The ratio cell of ``top`` over ``bottom`` in ``table`` (``tool_phase|N``, ...)."""
+    values = results.rounds
+    top_values, bottom_values = values.get(f"{table}|{top}"), values.get(f"{table}|{bottom}")
+    top_median = statistics.median(top_values) if top_values else None
+    bottom_median = statistics.median(bottom_values) if bottom_values else None
+    cell = _ratio(top_median, bottom_median)
+    return cell + _flag(results, f"{table}|{top}", f"{table}|{bottom}") if cell != "–" else cell
+
+
+def _clock_line(results: Results, *sections: str, runs: str) -> list[str]:
+    """The sentence under a table: its clock, its repeated runs, the load while it ran."""
+    loads = [results.loads[s] for s in sections if s in results.loads]
+    load = ""
+    if loads:
+        start, end = loads[0][0], loads[-1][1]
+        load = f"; load average {start:.2f} when these runs began, {end:.2f} when they ended"
+    clock = results.machine.get("clock_name", "")
+    flagged = (
+        f" {FLAG}: the ratio's repeated runs disagree by more than {SPREAD_LIMIT:.0%}"
+        " (max/min of the per-run ratios); read it with care."
+    )
+    return [f"Clock: {clock}. {runs[:1].upper()}{runs[1:]}{load}.{flagged}"]
 
 
 def _ratio(top: float | None, bottom: float | None) -> str:
@@ -90,7 +137,7 @@ def _machine(results: Results) -> list[str]:
         f"* python {m['python']}, trio {m['trio']}, trioexec {m['trioexec']}; {m['peers']}",
         f"* load average (1 min) {m['load_before']} before the run, {m['load_after']} after:"
         f" {m['load_note']}",
-        f"* every time is {m['clock']}",
+        f"* every time is {m['clock']}; each table names its clock and the load while it ran",
         "",
         "Every figure is a median of repeated runs; the runtimes were measured alternately in"
         " one process so that drift and load hit them alike (from N = 1,000 on, the tool phase"
@@ -129,13 +176,14 @@ def _floors(results: Results) -> list[str]:
             f"spawn + join, tool-phase shape, N = {n:,} (µs per call)",
             _num(results.tool_phase[n].get(RAW_TRIO), 2),
             _num(results.tool_phase[n].get(RAW_ASYNCIO), 2),
-            _ratio(results.tool_phase[n].get(RAW_TRIO), results.tool_phase[n].get(RAW_ASYNCIO)),
+            _ratio(results.tool_phase[n].get(RAW_TRIO), results.tool_phase[n].get(RAW_ASYNCIO))
+            + _flag(results, f"tool_phase|{n}|{RAW_TRIO}", f"tool_phase|{n}|{RAW_ASYNCIO}"),
         ]
         for n in sizes
     ]
-    for label, table in (
-        ("add → start (µs)", results.add_to_start),
-        ("send → receive (µs)", results.progress),
+    for label, key, table in (
+        ("add → start (µs)", "add_to_start", results.add_to_start),
+        ("send → receive (µs)", "progress", results.progress),
     ):
         trio_l, aio_l = table.get(RAW_TRIO), table.get(RAW_ASYNCIO)
         rows.append(
@@ -143,7 +191,8 @@ def _floors(results: Results) -> list[str]:
                 label,
                 _num(trio_l and trio_l.median, 2),
                 _num(aio_l and aio_l.median, 2),
-                _ratio(trio_l and trio_l.median, aio_l and aio_l.median),
+                _ratio(trio_l and trio_l.median, aio_l and aio_l.median)
+                + _flag(results, f"{key}|{RAW_TRIO}", f"{key}|{RAW_ASYNCIO}"),
             ]
         )
     for n in sorted(results.cascade):
@@ -153,7 +202,8 @@ def _floors(results: Results) -> list[str]:
                 f"one child fails, {n:,} siblings cancelled and joined (ms)",
                 _num(row.get(RAW_TRIO), 2),
                 _num(row.get(RAW_ASYNCIO), 2),
-                _ratio(row.get(RAW_TRIO), row.get(RAW_ASYNCIO)),
+                _ratio(row.get(RAW_TRIO), row.get(RAW_ASYNCIO))
+                + _flag(results, f"cascade|{n}|{RAW_TRIO}", f"cascade|{n}|{RAW_ASYNCIO}"),
             ]
         )
     rows.append(
@@ -173,6 +223,15 @@ def _floors(results: Results) -> list[str]:
         " sleep. These bound from below what any runtime on that loop can reach.",
         "",
         *_table(["workload", "raw trio", "raw asyncio", "trio / asyncio"], rows),
+        "",
+        *_clock_line(
+            results,
+            "tool phase",
+            "latencies",
+            "cascades",
+            runs="each figure a median of repeated runs, as in the sections below; the memory"
+            " row is bytes (tracemalloc), not time",
+        ),
     ]
 
 
@@ -197,17 +256,19 @@ def _tool_phase(results: Results) -> list[str]:
     ratio_header += [f"{p} / trioexec run_tools" for p in peers]
     ratio_rows = []
     for n, row in sorted(results.tool_phase.items()):
-        cells = [
-            f"{n:,}",
-            _ratio(row.get(TRIO_BATCH), row.get(RAW_TRIO)),
-            _ratio(row.get(TRIO_STREAM), row.get(RAW_TRIO)),
-        ]
+
+        def ratio(top: str, bottom: str, n: int = n, row: dict[str, float] = row) -> str:
+            cell = _ratio(row.get(top), row.get(bottom))
+            flag = _flag(results, f"tool_phase|{n}|{top}", f"tool_phase|{n}|{bottom}")
+            return cell + flag if cell != "–" else cell
+
+        cells = [f"{n:,}", ratio(TRIO_BATCH, RAW_TRIO), ratio(TRIO_STREAM, RAW_TRIO)]
         if results.twin:
             cells += [
-                _ratio(row.get(TWIN_BATCH), row.get(RAW_ASYNCIO)),
-                _ratio(row.get(TWIN_STREAM), row.get(RAW_ASYNCIO)),
-                _ratio(row.get(TRIO_BATCH), row.get(TWIN_BATCH)),
-                _ratio(row.get(TRIO_STREAM), row.get(TWIN_STREAM)),
+                ratio(TWIN_BATCH, RAW_ASYNCIO),
+                ratio(TWIN_STREAM, RAW_ASYNCIO),
+                ratio(TRIO_BATCH, TWIN_BATCH),
+                ratio(TRIO_STREAM, TWIN_STREAM),
             ]
         cells += [_ratio(results.peers[p].get(n), row.get(TRIO_BATCH)) for p in peers]
         ratio_rows.append(cells)
@@ -232,7 +293,15 @@ def _tool_phase(results: Results) -> list[str]:
         "",
         *_table(ratio_header, ratio_rows),
         "",
-        "![tool-phase cost per call against N, log-log](trio-vs-asyncio.svg)",
+        *_clock_line(
+            results,
+            "tool phase",
+            runs="each figure the median of repeated runs in up to 10 alternating rounds"
+            " (the peers: their own repeats, measured after the runtimes)",
+        ),
+        "",
+        "![tool-phase cost per call against N, log-log]"
+        f"({results.machine.get('plot', 'trio-vs-asyncio.svg')})",
     ]
 
 
@@ -265,6 +334,13 @@ def _latencies(results: Results) -> list[str]:
             ["runtime", "add → start median µs", "p90", "progress median µs", "p90", "samples"],
             rows,
         ),
+        "",
+        *_clock_line(
+            results,
+            "latencies",
+            runs="the samples taken in 4 alternating rounds (the floors' ratios above are"
+            " flagged from those rounds)",
+        ),
     ]
 
 
@@ -274,10 +350,16 @@ def _cascade(results: Results) -> list[str]:
     rows = []
     for n, row in sorted(results.cascade.items()):
         cells = [f"{n:,}", *(_num(row.get(w), 2) for w in ways)]
-        cells.append(_ratio(row.get("trioexec"), row.get(RAW_TRIO)))
+
+        def ratio(top: str, bottom: str, n: int = n, row: dict[str, float] = row) -> str:
+            cell = _ratio(row.get(top), row.get(bottom))
+            flag = _flag(results, f"cascade|{n}|{top}", f"cascade|{n}|{bottom}")
+            return cell + flag if cell != "–" else cell
+
+        cells.append(ratio("trioexec", RAW_TRIO))
         if results.twin:
-            cells.append(_ratio(row.get("twin"), row.get(RAW_ASYNCIO)))
-            cells.append(_ratio(row.get("trioexec"), row.get("twin")))
+            cells.append(ratio("twin", RAW_ASYNCIO))
+            cells.append(ratio("trioexec", "twin"))
         cells.append(str(results.cascade_runs[n]))
         rows.append(cells)
     header = ["N siblings", *(f"{w} ms" for w in ways), "trioexec / raw trio"]
@@ -294,6 +376,8 @@ def _cascade(results: Results) -> list[str]:
         " to build, no gate to pass).",
         "",
         *_table(header, rows),
+        "",
+        *_clock_line(results, "cascades", runs="each figure the median of the runs counted"),
     ]
 
 
@@ -456,16 +540,18 @@ def _limits(results: Results) -> list[str]:
     ]
 
 
-def render(results: Results, *, lines_rule: str) -> str:
+def render(results: Results, *, lines_rule: str, plot_name: str = "trio-vs-asyncio.svg") -> str:
     """The whole report as Markdown.
 
     Args:
         results: one run's figures.
         lines_rule: the paragraph stating how lines were counted.
+        plot_name: the plot's file name, linked from the tool-phase section.
 
     Returns:
         The Markdown text, ending in a newline.
     """
+    results = attrs.evolve(results, machine={**results.machine, "plot": plot_name})
     parts = [
         ["# trio against asyncio: trioexec, its asyncio twin, the floors and the peers", ""],
         _machine(results),

@@ -5,7 +5,7 @@ writes the report with its plot::
 
     python benchmarks/compare.py                 # full run, into docs/
     python benchmarks/compare.py --quick         # seconds, small sizes (for CI)
-    python benchmarks/compare.py --sizes 10 1000 --no-peers --out /tmp/report
+    python benchmarks/compare.py --sizes 10 1000 --no-peers --out /tmp/report.md
 
 The runtimes, each on the same workloads:
 
@@ -20,9 +20,12 @@ progress latency; time to answer every sibling after a cascading error
 (N = 100, 1,000); memory per in-flight call (tracemalloc); lines of
 cancellation and teardown code.  Times are the process's CPU time by default
 (``--clock cpu``: a loaded machine does not inflate them; ``--clock wall`` for
-wall time).  Writes ``trio-vs-asyncio.md`` and
-``trio-vs-asyncio.svg`` (cost per call against N, log-log) into ``--out``,
-and with ``--json FILE`` the raw figures.
+wall time); every row of every table is on that one clock, and each table says
+which, with the machine's load average while it was measured.  A ratio whose
+repeated runs disagree by more than 20% is flagged.  Writes the report and its
+plot (cost per call against N, log-log) to ``--out``: a file ``FILE.md`` (the
+plot beside it as ``FILE.svg``) or a directory (``trio-vs-asyncio.md`` and
+``.svg``), and with ``--json FILE`` the raw figures.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ import _compare_lines  # noqa: E402
 import _compare_trio  # noqa: E402
 import _compare_twin  # noqa: E402
 import attrs  # noqa: E402
+import bench_streaming  # noqa: E402
 import bench_tool_phase  # noqa: E402
 import peers  # noqa: E402
 import trio  # noqa: E402
@@ -62,6 +66,13 @@ from _compare_svg import log_log_plot  # noqa: E402
 from bench_tool_phase import assistant_content  # noqa: E402
 
 T = TypeVar("T")
+
+WORKLOADS = tuple(
+    getattr(module, table)
+    for module in (_compare_trio, _compare_twin, _compare_asyncio)
+    for table in ("TOOL_PHASE", "ADD_TO_START", "PROGRESS", "CASCADE", "MEMORY")
+)
+"""Every timed function, by table, of every runtime."""
 
 SIZES = (1, 10, 100, 1_000, 10_000)
 QUICK_SIZES = (1, 10, 100)
@@ -80,16 +91,46 @@ CLOCKS = {
 }
 
 
+MEASURING_MODULES = (
+    _compare_trio,
+    _compare_asyncio,
+    _compare_twin,
+    bench_streaming,
+    bench_tool_phase,
+    peers,
+)
+"""Every module whose functions read the clock for a table (the workloads' own and the
+ones they import theirs from: trioexec's latency and cascade rows come from
+``bench_streaming``)."""
+
+
 def use_clock(name: str) -> str:
     """Time every workload with clock ``name`` ("cpu" or "wall"); returns its description.
 
     The measuring modules read ``time.perf_counter()``; for "cpu" each of them gets a
-    ``time`` whose ``perf_counter`` is ``time.process_time``.
+    ``time`` whose ``perf_counter`` is ``time.process_time``, so every row of every table
+    is on the one clock the report names.
+
+    Raises:
+        RuntimeError: a workload comes from a module not in :data:`MEASURING_MODULES`,
+            or a measuring module holds its own ``perf_counter`` (it would keep the
+            wall clock and mix two clocks in one table).
     """
     clock, description = CLOCKS[name]
     shim = types.SimpleNamespace(perf_counter=clock)
-    for module in (_compare_trio, _compare_asyncio, _compare_twin, bench_tool_phase, peers):
+    for module in MEASURING_MODULES:
+        if getattr(module, "perf_counter", None) is not None:
+            raise RuntimeError(
+                f"{module.__name__} reads perf_counter directly; use time.perf_counter"
+            )
         module.time = shim  # type: ignore[attr-defined]
+    for table in WORKLOADS:
+        for run in table.values():
+            home = sys.modules.get(run.__module__)
+            if home not in MEASURING_MODULES:
+                raise RuntimeError(
+                    f"{run.__module__}.{run.__name__} is timed but its module is not shimmed"
+                )
     return description
 
 
@@ -138,10 +179,21 @@ async def _repeat(ways: list[Way], text: str, times: int, blocks: bool) -> dict[
     return samples
 
 
+ROUNDS: dict[str, list[float]] = {}
+"""``table|row|way`` -> the figure of each repeated run (round), for the spread flags."""
+
+
+def _rounds(key: str, values: Iterable[float]) -> None:
+    ROUNDS.setdefault(key, []).extend(values)
+
+
 def tool_phase(
     ways: list[Way], sizes: tuple[int, ...], budget: float
 ) -> dict[int, dict[str, float]]:
-    """N -> way -> median µs per call; the loops alternate, round by round."""
+    """N -> way -> median µs per call; the loops alternate, round by round.
+
+    Each round's median goes to :data:`ROUNDS` (``tool_phase|N|way``).
+    """
     figures: dict[int, dict[str, float]] = {}
     for count in sizes:
         text = assistant_content(count)
@@ -159,22 +211,34 @@ def tool_phase(
                 got = on_loop(loop, _repeat, group, text, times, count >= 1_000)
                 for name, values in got.items():
                     samples[name].extend(values)
+                    _rounds(f"tool_phase|{count}|{name}", [statistics.median(values) / count * 1e6])
         figures[count] = {
             name: statistics.median(values) / count * 1e6 for name, values in samples.items()
         }
-        print(f"  tool phase N={count:,}: {repeats} repeats", file=sys.stderr)
+        print(
+            f"  tool phase N={count:,}: {repeats} repeats in {rounds} rounds,"
+            f" load {os.getloadavg()[0]:.2f}",
+            file=sys.stderr,
+        )
     return figures
 
 
-def latencies(ways: list[Way], count: int, rounds: int = 4) -> dict[str, Latency]:
-    """way -> latency summary of ``count`` samples, taken in alternating rounds."""
+def latencies(
+    ways: list[Way], count: int, rounds: int = 4, *, table: str = "latency"
+) -> dict[str, Latency]:
+    """way -> latency summary of ``count`` samples, taken in alternating rounds.
+
+    Each round's median goes to :data:`ROUNDS` (``{table}|way``).
+    """
     samples: dict[str, list[float]] = {way.name: [] for way in ways}
     for way in ways:  # warm-up
         on_loop(way.loop, way.run, max(1, count // 10))
     for index in range(rounds):
         for way in ways if index % 2 == 0 else reversed(ways):
             gc.collect()
-            samples[way.name].extend(on_loop(way.loop, way.run, max(1, count // rounds)))
+            got = on_loop(way.loop, way.run, max(1, count // rounds))
+            samples[way.name].extend(got)
+            _rounds(f"{table}|{way.name}", [statistics.median(got)])
     return {name: Latency.of(values) for name, values in samples.items()}
 
 
@@ -188,7 +252,9 @@ def cascades(ways: list[Way], runs: dict[int, int]) -> dict[int, dict[str, float
         for index in range(times):
             for way in ways if index % 2 == 0 else reversed(ways):
                 gc.collect()
-                samples[way.name].append(on_loop(way.loop, way.run, count))
+                value = on_loop(way.loop, way.run, count)
+                samples[way.name].append(value)
+                _rounds(f"cascade|{count}|{way.name}", [value])
         figures[count] = {name: statistics.median(values) for name, values in samples.items()}
     return figures
 
@@ -235,7 +301,12 @@ LINES_RULE = (
 )
 
 
-def machine(load_before: float, load_after: float, clock: str) -> dict[str, str]:
+CLOCK_NAMES = {"cpu": "CPU time (`time.process_time`)", "wall": "wall time (`time.perf_counter`)"}
+
+
+def machine(
+    load_before: float, load_after: float, clock: str, clock_name: str = ""
+) -> dict[str, str]:
     """What the report says about where it ran."""
     cpu = platform.processor() or platform.machine()
     try:
@@ -273,6 +344,7 @@ def machine(load_before: float, load_after: float, clock: str) -> dict[str, str]
         "load_after": f"{load_after:.2f}",
         "load_note": note,
         "clock": clock,
+        "clock_name": clock_name,
     }
 
 
@@ -318,7 +390,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--clock", choices=sorted(CLOCKS), default="cpu", help="what times are (default cpu)"
     )
-    parser.add_argument("--out", type=Path, default=ROOT / "docs", help="where to write")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "docs",
+        help="the report's file (FILE.md; the plot goes beside it as FILE.svg) or a directory"
+        " (default docs/: trio-vs-asyncio.md and .svg)",
+    )
     parser.add_argument("--json", type=Path, help="also write the raw figures here")
     return parser.parse_args(argv)
 
@@ -340,8 +418,20 @@ def run(args: argparse.Namespace, command: str) -> Results:
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     say = lambda what: print(what, file=sys.stderr)  # noqa: E731
+    loads: dict[str, tuple[float, float]] = {}
+    ROUNDS.clear()
 
-    say("tool phase ...")
+    def section(name: str) -> None:
+        """Close the previous table's load window and open ``name``'s."""
+        now = os.getloadavg()[0]
+        for key, (before, after) in list(loads.items()):
+            if math.isnan(after):
+                loads[key] = (before, now)
+        if name:
+            loads[name] = (now, math.nan)
+            say(f"{name} ... (load average {now:.2f})")
+
+    section("tool phase")
     phase = tool_phase(
         _ways(
             ("trio", _compare_trio.TOOL_PHASE),
@@ -351,7 +441,7 @@ def run(args: argparse.Namespace, command: str) -> Results:
         sizes,
         budget,
     )
-    say("latencies ...")
+    section("latencies")
     add_to_start = latencies(
         _ways(
             ("trio", _compare_trio.ADD_TO_START),
@@ -359,6 +449,7 @@ def run(args: argparse.Namespace, command: str) -> Results:
             ("asyncio", _compare_asyncio.ADD_TO_START),
         ),
         samples,
+        table="add_to_start",
     )
     progress = latencies(
         _ways(
@@ -367,8 +458,9 @@ def run(args: argparse.Namespace, command: str) -> Results:
             ("asyncio", _compare_asyncio.PROGRESS),
         ),
         samples,
+        table="progress",
     )
-    say("cascades ...")
+    section("cascades")
     cascade = cascades(
         _ways(
             ("trio", _compare_trio.CASCADE),
@@ -377,7 +469,7 @@ def run(args: argparse.Namespace, command: str) -> Results:
         ),
         cascade_runs,
     )
-    say("memory ...")
+    section("memory")
     held = memory(
         _ways(
             ("trio", _compare_trio.MEMORY),
@@ -388,11 +480,12 @@ def run(args: argparse.Namespace, command: str) -> Results:
     )
     peer_figures: dict[str, dict[int, float]] = {}
     if not args.no_peers:
-        say("peers ...")
+        section("peers")
         peer_figures = peers.measure(tuple(args.peer_sizes or sizes))
+    section("")
     load_after = os.getloadavg()[0]
     return Results(
-        machine=machine(load_before, load_after, clock),
+        machine=machine(load_before, load_after, clock, CLOCK_NAMES[args.clock]),
         command=command,
         twin=_compare_twin.AVAILABLE,
         tool_phase=phase,
@@ -405,7 +498,21 @@ def run(args: argparse.Namespace, command: str) -> Results:
         memory_calls=memory_calls,
         lines=line_counts(),
         elapsed=time.perf_counter() - started,
+        rounds={key: list(values) for key, values in ROUNDS.items()},
+        loads=loads,
     )
+
+
+def report_paths(out: Path) -> tuple[Path, Path]:
+    """Where the report and its plot go: ``out`` is a file (``.md``: the plot beside it,
+    ``.svg``) or a directory (``trio-vs-asyncio.md`` and ``.svg`` in it).
+
+    A path ending in ``.md`` is always a file; an existing directory, or a path with
+    no suffix, is a directory.
+    """
+    if out.suffix == ".md" or (out.suffix and not out.is_dir()):
+        return out, out.with_suffix(".svg")
+    return out / "trio-vs-asyncio.md", out / "trio-vs-asyncio.svg"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -413,11 +520,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     command = f"python benchmarks/compare.py {shown}".rstrip()
+    doc, svg = report_paths(args.out)
     results = run(args, command)
-    args.out.mkdir(parents=True, exist_ok=True)
-    doc = args.out / "trio-vs-asyncio.md"
-    svg = args.out / "trio-vs-asyncio.svg"
-    doc.write_text(render(results, lines_rule=LINES_RULE), encoding="utf-8")
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(render(results, lines_rule=LINES_RULE, plot_name=svg.name), encoding="utf-8")
     svg.write_text(plot(results), encoding="utf-8")
     if args.json:
         args.json.write_text(

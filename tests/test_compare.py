@@ -57,7 +57,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--cascade-sizes",
             "10",
             "--out",
-            str(out),
+            str(out / "report.md"),
             "--json",
             str(out / "figures.json"),
         ],
@@ -70,7 +70,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_quick_run_writes_every_section_with_a_row_per_size(quick_report: Path) -> None:
-    doc = (quick_report / "trio-vs-asyncio.md").read_text(encoding="utf-8")
+    doc = (quick_report / "report.md").read_text(encoding="utf-8")
     for heading in (
         "## The floors: raw trio against raw asyncio",
         "## Tool-phase cost per call",
@@ -84,7 +84,7 @@ def test_quick_run_writes_every_section_with_a_row_per_size(quick_report: Path) 
     tool_phase = doc.split("## Tool-phase cost per call")[1].split("\n## ")[0]
     tool_rows = [line for line in tool_phase.splitlines() if line.startswith(("| 1 |", "| 10 |"))]
     assert len(tool_rows) == 4  # a cost row and a ratio row per size
-    assert "](trio-vs-asyncio.svg)" in doc
+    assert "](report.svg)" in doc  # --out FILE.md: the plot beside it, linked by its name
     assert "load average" in doc
     assert "`trioexec/_core/_cancel.py`" in doc
     assert "`benchmarks/asyncio_twin/_scope.py`" in doc
@@ -92,7 +92,7 @@ def test_quick_run_writes_every_section_with_a_row_per_size(quick_report: Path) 
 
 
 def test_quick_run_writes_a_well_formed_log_log_plot(quick_report: Path) -> None:
-    root = ET.parse(quick_report / "trio-vs-asyncio.svg").getroot()
+    root = ET.parse(quick_report / "report.svg").getroot()
     assert root.tag == f"{SVG}svg"
     series = {g.get("data-name"): g for g in root.iter(f"{SVG}g")}
     assert {
@@ -200,3 +200,92 @@ def test_shared_parts_count_what_a_subclass_inherits_and_what_it_names(tmp_path:
     # Base (class line, kept: 2 lines), helper (2) and cancel_all (2) through the names
     # they use; not the overridden method, not the type-only import.
     assert shared == {"core/_run.py": lines.LineCount(code=7, teardown=2)}
+
+
+def test_out_names_a_file_when_it_ends_in_md_and_a_directory_otherwise(tmp_path: Path) -> None:
+    compare = _load_compare()
+    assert compare.report_paths(tmp_path / "x.md") == (tmp_path / "x.md", tmp_path / "x.svg")
+    assert compare.report_paths(tmp_path / "out") == (
+        tmp_path / "out" / "trio-vs-asyncio.md",
+        tmp_path / "out" / "trio-vs-asyncio.svg",
+    )
+    (tmp_path / "dir.md").mkdir()  # .md always names the file
+    assert compare.report_paths(tmp_path / "dir.md")[0] == tmp_path / "dir.md"
+
+
+def test_the_quick_report_writes_a_file_not_a_directory_and_states_each_tables_clock(
+    quick_report: Path,
+) -> None:
+    assert (quick_report / "report.md").is_file()
+    doc = (quick_report / "report.md").read_text(encoding="utf-8")
+    for heading in (
+        "## The floors",
+        "## Tool-phase cost per call",
+        "## Streaming latencies",
+        "## Answering every sibling",
+    ):
+        section = doc.split(heading)[1].split("\n## ")[0]
+        assert "Clock: CPU time (`time.process_time`)." in section, heading
+        assert "load average" in section, heading
+
+
+def test_every_timed_workload_reads_the_clock_the_report_names() -> None:
+    import time
+
+    compare = _load_compare()
+    try:
+        compare.use_clock("cpu")
+        for table in compare.WORKLOADS:
+            for run in table.values():
+                module = sys.modules[run.__module__]
+                assert module.time.perf_counter is time.process_time, run.__module__
+    finally:
+        compare.use_clock("wall")
+    assert sys.modules["bench_streaming"].time.perf_counter is time.perf_counter
+
+
+def _results_with_rounds(rounds: dict[str, list[float]]) -> object:
+    doc = _load("_compare_doc")
+    return doc.Results(
+        machine={},
+        command="",
+        twin=False,
+        tool_phase={},
+        peers={},
+        add_to_start={},
+        progress={},
+        cascade={},
+        cascade_runs={},
+        memory={},
+        memory_calls=0,
+        lines={},
+        elapsed=0.0,
+        rounds=rounds,
+    )
+
+
+@pytest.mark.parametrize(
+    ("tops", "bottoms", "flagged"),
+    [
+        ([10.0, 10.0, 10.0], [5.0, 5.0, 5.0], False),  # ratio 2.0 every run
+        ([10.0, 11.9, 10.0], [5.0, 5.0, 5.0], False),  # 2.0 .. 2.38: 19% apart
+        ([10.0, 12.5, 10.0], [5.0, 5.0, 5.0], True),  # 2.0 .. 2.5: 25% apart
+        ([10.0, 20.0], [5.0, 10.0], False),  # both slowed alike: the ratio holds
+        ([10.0], [5.0], False),  # one run: nothing to disagree
+    ],
+)
+def test_a_ratio_is_flagged_when_its_runs_disagree_by_more_than_20_percent(
+    tops: list[float], bottoms: list[float], flagged: bool
+) -> None:
+    doc = _load("_compare_doc")
+    results = _results_with_rounds({"t|a": tops, "t|b": bottoms})
+    assert doc._flag(results, "t|a", "t|b") == (f" {doc.FLAG}" if flagged else "")
+
+
+def _load_compare() -> ModuleType:
+    for entry in (str(ROOT / "benchmarks"), str(ROOT)):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    import compare
+
+    return compare

@@ -121,6 +121,14 @@ EXPECTED: dict[str, list[str]] = {
         "Path ../elsewhere.txt is outside the workspace root {workspace}",
         "Exit code 1\n    cat: missing.txt: No such file or directory",
     ],
+    "three_tools.py": [
+        'toolu_1 is_error=False  {"city": "Oslo", "high": 21, "unit": "C", "sky": "clear"}',
+        'toolu_2 is_error=False  {"in_stock": 56}',
+        "toolu_3 is_error=False  deployed to staging\n  + note for toolu_3: additional_context",
+        "toolu_4 is_error=True  Permission to use deploy has been denied.",
+        "toolu_5 is_error=True  <tool_use_error>Cancelled: tool call deploy was denied permission,",
+        'audited: deploy {"target": "staging"}; deploy {"target": "prod"}',
+    ],
 }
 
 

@@ -23,7 +23,6 @@ PURE = [
     "trioexec._core._call",
     "trioexec._errors",
     "trioexec._guard._file_access",
-    "trioexec._contract._function_tool",
     "trioexec._core._gate",
     "trioexec._hooks._output",
     "trioexec._models",
@@ -46,7 +45,8 @@ PURE = [
     "trioexec._contract._validation",
     "trioexec._shell._read_only",
 ]
-"""Modules that must be importable, and testable, without trio."""
+"""Modules that must be importable, and testable, without trio.  (``_contract._function_tool``
+is not one: a plain ``def`` tool runs in ``trio.to_thread``.)"""
 
 PACKAGE_LAYERS: dict[str, set[str]] = {
     "vocabulary": set(),

@@ -26,14 +26,6 @@ async def test_a_dict_of_tools_is_refused_before_any_call_runs() -> None:
         await run_tools([ToolUse("t1", "Read", {"file_path": "x"})], tools)
 
 
-def test_function_tool_refuses_a_plain_function() -> None:
-    def not_async(input: object, ctx: object, progress: object) -> str:  # noqa: A002
-        return "x"
-
-    with pytest.raises(ToolDefinitionError, match="needs an async function; 'not_async'"):
-        function_tool()(not_async)  # type: ignore[arg-type]
-
-
 def test_function_tool_refuses_a_rule_matcher_that_is_not_told_the_behavior() -> None:
     async def shell(input: object, ctx: object, progress: object) -> str:  # noqa: A002
         return "x"

@@ -97,14 +97,22 @@ def interrupted_message(tool_name: str, *, started: bool, output: str = "") -> s
 
 
 def sibling_stopped_message(
-    description: str, tool_name: str, *, started: bool, output: str = ""
+    description: str, tool_name: str, *, started: bool, output: str = "", denied: bool = False
 ) -> str:
-    """``trioexec`` text: a cascading sibling's error stopped the call (not the user)."""
+    """``trioexec`` text: a cascading sibling's error stopped the call (not the user).
+
+    ``denied``: the sibling did not fail but was denied (it never ran), which
+    the text says instead of "errored" (the calls need not have run in parallel).
+    """
     if not started:
         what = f"{tool_name} was not started, so it did nothing"
     else:
         what = f"{tool_name} had started and was stopped before it finished, {_MAY_HAVE_RUN}"
-    body = f"Cancelled: parallel tool call {description} errored. {what}; the user did not stop it."
+    if denied:
+        cause = f"Cancelled: tool call {description} was denied permission, so it did not run."
+    else:
+        cause = f"Cancelled: parallel tool call {description} errored."
+    body = f"{cause} {what}; the user did not stop it."
     return tool_use_error(_with_output(body, output))
 
 

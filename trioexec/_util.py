@@ -10,7 +10,32 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["fixup_module_metadata"]
+__all__ = ["fixup_module_metadata", "require_extra"]
+
+
+def require_extra(face: str, extra: str, *modules: str) -> None:
+    """Fail the import of ``face`` with the command that installs ``extra`` when a module
+    it needs is missing (``import trioexec.mcp`` without ``mcp``: ``pip install 'trioexec[mcp]'``).
+
+    Looks the modules up without importing them (``importlib.util.find_spec``).
+
+    Raises:
+        ModuleNotFoundError: a module of ``modules`` is not installed; the message
+            names it, the extra and the pip command.
+    """
+    import importlib.util
+
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ModuleNotFoundError(
+                f"{face} needs the optional {module!r} package, which is not installed; "
+                f"install the extra: pip install 'trioexec[{extra}]'",
+                name=module,
+            )
 
 
 def fixup_module_metadata(module_name: str, namespace: Mapping[str, object]) -> None:

@@ -4,9 +4,14 @@ Needs the ``anthropic`` extra (``pip install 'trioexec[anthropic]'``); ``import
 trioexec`` never imports it.  See docs/agent.md.
 """
 
+# ruff: noqa: E402  (the extra is checked before the imports that need it)
+
 from __future__ import annotations
 
 from . import _util
+
+_util.require_extra("trioexec.anthropic", "anthropic", "anthropic")
+
 from ._anthropic._agent import Agent as Agent
 from ._anthropic._agent import AgentResult as AgentResult
 from ._anthropic._agent import AgentStopReason as AgentStopReason

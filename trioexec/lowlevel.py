@@ -11,6 +11,8 @@ time limits (:class:`ToolTimeouts`) and the words of stopped calls
 from __future__ import annotations
 
 from . import _util
+from ._contract._function_tool import FunctionTool as FunctionTool
+from ._contract._function_tool import ToolDecorator as ToolDecorator
 from ._contract._schema import schema_for_attrs as schema_for_attrs
 from ._core._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURRENCY
 from ._core._partition import partition_tool_calls as partition_tool_calls
@@ -29,10 +31,12 @@ from ._texts import SyntheticTexts as SyntheticTexts
 __all__ = [
     "DEFAULT_MAX_CONCURRENCY",
     "Batch",
+    "FunctionTool",
     "PostToolUseVerdict",
     "PreToolUseVerdict",
     "ProcessResult",
     "SyntheticTexts",
+    "ToolDecorator",
     "ToolTimeouts",
     "UpdateReceiveChannel",
     "after_call",

@@ -6,7 +6,12 @@
 streaming executor.  See docs/mcp.md.
 """
 
+# ruff: noqa: E402  (the extra is checked before the imports that need it)
+
 from . import _util
+
+_util.require_extra("trioexec.mcp", "mcp", "mcp", "httpx2")
+
 from ._mcp._client import DEFAULT_STARTUP_TIMEOUT as DEFAULT_STARTUP_TIMEOUT
 from ._mcp._client import McpProgress as McpProgress
 from ._mcp._client import McpServers as McpServers

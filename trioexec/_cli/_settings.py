@@ -1,27 +1,33 @@
-"""``trioexec settings check [FILE...]``: every problem of the settings, then what is in force.
+"""``trioexec settings check [--tools MODULE:ATTR] [FILE...]``: every problem, then the result.
 
 Without files it checks the standard ones (user, project, local, managed;
 :func:`~trioexec._guard._settings.default_settings_paths`).  It prints one line per
 problem (``{file}: {field}: {problem}``, the likely intended spelling named),
 then the effective merged settings as JSON, and exits 1 when there is a
 problem (a file that cannot be read or has a field of the wrong type counts),
-0 for clean settings.
+0 for clean settings.  With ``--tools module:attr`` it also reports every rule
+that names none of the application's tools (a typo such as ``deplyo`` for
+``deploy`` would otherwise apply to nothing).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["add_settings_commands", "check_settings"]
+    from .._contract._tool import Tool
+
+__all__ = ["add_settings_commands", "check_settings", "load_tools"]
 
 
 def add_settings_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,6 +50,15 @@ def add_settings_commands(subparsers: argparse._SubParsersAction[argparse.Argume
         ),
     )
     check.add_argument(
+        "--tools",
+        metavar="MODULE:ATTR",
+        help=(
+            "also check that every rule names one of the application's tools: ATTR of "
+            "MODULE (imported from the current directory) is a tool, a list of tools or "
+            "a ToolRegistry; a rule naming none of them (a typo) is a problem"
+        ),
+    )
+    check.add_argument(
         "files",
         nargs="*",
         type=Path,
@@ -60,16 +75,28 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    return check_settings(list(args.files))
+    return check_settings(list(args.files), tools=args.tools)
 
 
-def check_settings(files: list[Path]) -> int:
+def check_settings(files: list[Path], *, tools: str | None = None) -> int:
     """Check ``files`` (none: the standard ones); print problems and the merged settings.
 
+    ``tools`` (``module:attr``) names the application's tools: a rule naming
+    none of them is a problem too (:func:`~trioexec._guard._rule_names.unknown_rule_names`).
+
     Returns:
-        1 when there is a problem, else 0.
+        1 when there is a problem (or ``tools`` cannot be loaded), else 0.
     """
+    from .._guard._rule_names import tool_names, unknown_rule_names
     from .._guard._settings import SettingsSource, default_settings_paths, load_settings
+
+    names: frozenset[str] | None = None
+    if tools is not None:
+        try:
+            names = tool_names(load_tools(tools))
+        except ConfigurationError as exc:
+            print(exc)
+            return 1
 
     sources: list[SettingsSource] = [*files] if files else [*default_settings_paths()]
     quiet = logging.getLogger("trioexec.settings")
@@ -84,9 +111,50 @@ def check_settings(files: list[Path]) -> int:
     finally:
         quiet.removeHandler(silence)
         quiet.propagate = was_propagating
-    for problem in settings.problems:
+    problems = list(settings.problems)
+    if names is not None:
+        problems += [f"{tools}: {line}" for line in unknown_rule_names(settings.permissions, names)]
+    for problem in problems:
         print(problem)
     if not settings.sources:
         print("no settings files found", file=sys.stderr)
     print(json.dumps(settings.to_json(), indent=2))
-    return 1 if settings.problems else 0
+    return 1 if problems else 0
+
+
+def load_tools(spec: str) -> list[Tool[Any]]:
+    """The tools ``module:attr`` names: a tool, an iterable of tools, or a ToolRegistry.
+
+    The current directory is importable, as for ``python -m``.
+
+    Raises:
+        ConfigurationError: ``spec`` is not ``module:attr``, the module cannot be
+            imported, it has no such attribute, or the attribute holds no tools.
+    """
+    import importlib
+
+    from .._contract._tool import Tool
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"--tools {spec}: expected MODULE:ATTR (e.g. myapp.tools:TOOLS)")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        value: object = importlib.import_module(module_name)
+    except Exception as exc:
+        raise ConfigurationError(f"--tools {spec}: cannot import {module_name}: {exc}") from None
+    for part in attr.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise ConfigurationError(f"--tools {spec}: {module_name} has no {attr}") from None
+    found = [value] if isinstance(value, Tool) else value
+    if isinstance(found, Iterable) and not isinstance(found, (str, bytes, Mapping)):
+        listed = list(found)
+        if all(isinstance(tool, Tool) for tool in listed):
+            return listed
+    raise ConfigurationError(
+        f"--tools {spec}: expected a tool, a list of tools or a ToolRegistry, "
+        f"got {type(value).__name__}"
+    )

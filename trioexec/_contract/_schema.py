@@ -20,11 +20,18 @@ from typing import Annotated, Any, Literal, Union
 import attrs
 
 from .._errors import ToolDefinitionError
+from ._pydantic import is_pydantic_model, pydantic_schema
 
 if typing.TYPE_CHECKING:
     from .._models import JSONObject, JSONValue
 
-__all__ = ["SUPPORTED_TYPES", "is_structured_class", "schema_for_attrs"]
+__all__ = [
+    "SUPPORTED_TYPES",
+    "is_input_class",
+    "is_structured_class",
+    "schema_for_attrs",
+    "schema_for_input_type",
+]
 
 SUPPORTED_TYPES = (
     "str, int, float, bool, None, Literal[...], T | None, list[T], tuple[T, ...], "
@@ -41,6 +48,29 @@ def is_structured_class(tp: object) -> bool:
     return isinstance(tp, type) and (attrs.has(tp) or dataclasses.is_dataclass(tp))
 
 
+def is_input_class(tp: object) -> bool:
+    """Whether ``tp`` can be a tool's ``input_type``: an attrs class, a dataclass, or a
+    pydantic model (when pydantic is installed; it is never imported here)."""
+    return is_structured_class(tp) or is_pydantic_model(tp)
+
+
+def schema_for_input_type(cls: type) -> JSONObject:
+    """The JSON Schema of an ``input_type``: a pydantic model's own, else :func:`schema_for_attrs`.
+
+    Raises:
+        ToolDefinitionError: as :func:`schema_for_attrs`, or the model's schema
+            cannot be generated.
+    """
+    if is_pydantic_model(cls):
+        try:
+            return pydantic_schema(cls)
+        except Exception as exc:
+            raise ToolDefinitionError(
+                f"pydantic model {cls.__name__} has no JSON Schema: {exc}"
+            ) from None
+    return schema_for_attrs(cls)
+
+
 def schema_for_attrs(cls: type) -> JSONObject:
     """Return the JSON Schema (draft 2020-12) of an attrs class or a dataclass.
 
@@ -50,8 +80,8 @@ def schema_for_attrs(cls: type) -> JSONObject:
     """
     if not is_structured_class(cls):
         raise ToolDefinitionError(
-            f"{cls!r} is not an attrs class or a dataclass; decorate it with "
-            "@attrs.frozen or @dataclasses.dataclass, or give input_schema= instead"
+            f"{cls!r} is not an attrs class, a dataclass or a pydantic model; decorate it "
+            "with @attrs.frozen or @dataclasses.dataclass, or give input_schema= instead"
         )
     schema = _object_schema(cls, seen=())
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

@@ -7,8 +7,9 @@ sender.  The other parameters take the input:
 
 * with ``input_type=`` or ``input_schema=``: exactly one parameter, which
   receives the structured input (or the validated dict);
-* else one parameter annotated with an attrs class or a dataclass: that class
-  is the input type;
+* else one parameter annotated with an attrs class, a dataclass or a pydantic
+  model: that class is the input type (a model validates with its own
+  ``model_validate``);
 * else one parameter annotated ``dict[str, ...]`` / ``Mapping[str, ...]`` (or,
   beside ``ctx``/``progress``, unannotated): it receives the whole JSON object;
 * else every parameter is one input property, typed by its annotation and
@@ -32,7 +33,7 @@ import attrs
 
 from .._errors import ToolDefinitionError
 from .._models import JSONObject
-from ._schema import is_structured_class, schema_for_attrs
+from ._schema import is_input_class, schema_for_attrs
 
 __all__ = ["FunctionSignature", "read_signature"]
 
@@ -130,9 +131,10 @@ def read_signature(
                 f"{len(inputs)} other parameters{': ' + names if inputs else ''}; "
                 f"write `async def {getattr(func, '__name__', 'f')}(input, ctx, progress)`"
             )
-        if input_type is not None and not is_structured_class(input_type):
+        if input_type is not None and not is_input_class(input_type):
             raise ToolDefinitionError(
-                f"{where}: input_type {input_type!r} is not an attrs class or a dataclass; "
+                f"{where}: input_type {input_type!r} is not an attrs class, a dataclass or a "
+                "pydantic model; "
                 "decorate it with @attrs.frozen or @dataclasses.dataclass, or give "
                 "input_schema= instead"
             )
@@ -141,7 +143,7 @@ def read_signature(
     if len(inputs) == 1:
         (only,) = inputs
         annotation = hints.get(only.name, only.annotation)
-        if is_structured_class(annotation):
+        if is_input_class(annotation):
             return FunctionSignature(annotation, None, only.name, **shared)  # type: ignore[arg-type]
         if _is_mapping(annotation) or (
             annotation is inspect.Parameter.empty and (ctx is not None or progress is not None)

@@ -20,7 +20,7 @@ import attrs
 from .._errors import ToolDefinitionError
 from .._models import Content, JSONObject, JSONValue, ToolUse
 from ._permission_context import PermissionContext
-from ._schema import schema_for_attrs
+from ._schema import schema_for_input_type
 
 if TYPE_CHECKING:
     from ._path_access import PathAccess
@@ -182,7 +182,7 @@ class Tool(Generic[InputT]):
         input_type = cls.__dict__.get("input_type")
         if input_type is not None and cls.__dict__.get("input_schema", cls.input_schema) is None:
             try:
-                schema_for_attrs(input_type)
+                schema_for_input_type(input_type)
             except ToolDefinitionError as exc:
                 raise ToolDefinitionError(f"tool {label!r}: input_type: {exc}") from None
 
@@ -417,7 +417,7 @@ def tool_schema(tool: Tool[Any]) -> JSONObject:
         return tool.input_schema
     if tool.input_type is not None:
         try:
-            return schema_for_attrs(tool.input_type)
+            return schema_for_input_type(tool.input_type)
         except ToolDefinitionError as exc:
             raise ToolDefinitionError(
                 f"tool {getattr(tool, 'name', '?')!r}: input_type: {exc}"

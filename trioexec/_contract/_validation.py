@@ -9,7 +9,8 @@ sentence, and every final "no", comes from the reference).  The fast validator
 is trusted only to accept, and only for schemas whose keywords both implement
 alike (see :func:`_fast_validator`), so the accepted set is the reference's.
 Layer 2 structures the validated dict
-into the tool's attrs ``input_type`` with a private cattrs converter, then runs
+into the tool's attrs ``input_type`` with a private cattrs converter (a pydantic
+model's own ``model_validate``, for a pydantic ``input_type``), then runs
 the tool's semantic ``validate_input``.  Error texts follow Claude Code's
 InputValidationError format byte for byte.
 """
@@ -35,6 +36,7 @@ except ImportError:  # pragma: no cover - a platform without a wheel: the refere
 from .._errors import ToolDefinitionError
 from .._models import JSONObject, JSONValue
 from .._texts import tool_use_error
+from ._pydantic import is_pydantic_model, pydantic_issue_lines
 from ._tool import Tool, check_tool_name, tool_schema
 
 __all__ = ["CompiledTool", "InputError", "compile_tool", "input_error_text", "validate"]
@@ -72,6 +74,8 @@ class CompiledTool:
     """The compiled fast validator's ``is_valid``; None when the schema needs the reference."""
     fast_structure: Callable[[object, Any], object] | None = None
     """The fast converter's hook for ``input_type``, made once; None: the reference alone."""
+    pydantic: bool = False
+    """``input_type`` is a pydantic model: it validates itself (``model_validate``)."""
 
     def check(self, raw: Mapping[str, JSONValue]) -> InputError | None:
         """Layer 1: validate ``raw`` against the schema; None when it conforms.
@@ -106,6 +110,8 @@ class CompiledTool:
         input_type = self.tool.input_type
         if input_type is None:
             return dict(raw)
+        if self.pydantic:
+            return input_type.model_validate(dict(raw))
         fast = self.fast_structure
         if fast is not None:
             try:
@@ -153,13 +159,15 @@ def compile_tool(tool: Tool[Any]) -> CompiledTool:
             f"tool {name!r} has an invalid input schema: {exc.message}"
         ) from None
     constraints = {k: v for k, v in schema.items() if k not in _ANNOTATION_KEYWORDS}
+    pydantic = is_pydantic_model(tool.input_type)
     return CompiledTool(
         tool=tool,
         schema=schema,
         validator=_with_tuples_as_arrays(validator_class)(schema),
         accepts_any_object=constraints in ({}, {"type": "object"}),
         fast_accepts=_fast_validator(schema),
-        fast_structure=_fast_structure_hook(tool.input_type),
+        fast_structure=None if pydantic else _fast_structure_hook(tool.input_type),
+        pydantic=pydantic,
     )
 
 
@@ -323,7 +331,11 @@ def _refuse_constant(name: str) -> object:
 
 
 def structuring_error(exc: Exception) -> InputError:
-    """Describe a cattrs structuring failure in the same sentence style as layer 1."""
+    """Describe a structuring failure (cattrs, or a pydantic model's own validation)
+    in the same sentence style as layer 1."""
+    own = pydantic_issue_lines(exc)
+    if own is not None:
+        return InputError(tuple(own))
     if isinstance(exc, cattrs.BaseValidationError):
         messages = cattrs.transform_error(exc, path="$", format_exception=_format_structuring)
     else:

@@ -111,6 +111,22 @@ attachments, nothing else to carry) is the :class:`~trioexec.ResultUpdate` its
 release hands out (docs/performance.md#plain-answer); any other is a :class:`CallOutcome`."""
 
 
+@attrs.define
+class DeniedOutcome(CallOutcome):
+    """The answer of a call that was denied (a rule, a hook, the tool's own check, the
+    application): it never ran.  A cascade it starts says so in its siblings' texts."""
+
+
+def denied_outcome(
+    tool_use_id: str,
+    text: str,
+    attachments: tuple[Attachment, ...] = (),
+    stop_reason: str | None = None,
+) -> DeniedOutcome:
+    """The error answer of a denied call (``text``: the denial the model reads)."""
+    return DeniedOutcome(ToolResult(tool_use_id, text, True), attachments, None, stop_reason)
+
+
 def error_outcome(tool_use_id: str, text: str) -> CallOutcome:
     """An error answer produced by the runtime itself."""
     return CallOutcome(ToolResult(tool_use_id, text, True))  # hot path: performance.md#positional

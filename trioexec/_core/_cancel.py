@@ -44,7 +44,7 @@ from .._texts import (
     timeout_message,
     tool_use_error,
 )
-from ._call import Call, CallOutcome, error_outcome
+from ._call import Call, CallOutcome, DeniedOutcome, error_outcome
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -154,7 +154,8 @@ class Cancellation:
     ) -> None:
         self.turn_scope = trio.CancelScope()
         self.sibling_scope = trio.CancelScope()
-        self.cascade: tuple[float, int, str] | None = None
+        self.cascade: tuple[float, int, str, bool] | None = None
+        """The naming failure: (when, arrival index, description, it was a denial)."""
         self.cause: CancelReason | None = None
         self.discarded = False
         self.faulted = False
@@ -227,7 +228,8 @@ class Cancellation:
         When several cascading calls fail, the first to fail names the text;
         failures of one instant are ordered by arrival.
         """
-        candidate = (now, call.index, describe_tool_use(call.tool_use))
+        denied = isinstance(call.outcome, DeniedOutcome)
+        candidate = (now, call.index, describe_tool_use(call.tool_use), denied)
         if self.cascade is None or candidate < self.cascade:
             self.cascade = candidate
         self.record_cause("sibling_error")
@@ -299,7 +301,7 @@ class Cancellation:
             assert self.cascade is not None
             if honest:
                 text = sibling_stopped_message(
-                    self.cascade[2], name, started=started, output=output
+                    self.cascade[2], name, started=started, output=output, denied=self.cascade[3]
                 )
             else:
                 text = sibling_error_message(self.cascade[2])

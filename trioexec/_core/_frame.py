@@ -27,6 +27,7 @@ from trio.lowlevel import enable_ki_protection
 from .._contract._registry import ToolRegistry
 from .._groups import first_cancelled, is_cancellation, single_exception
 from .._guard._rails import background_hooks
+from .._guard._rule_names import warn_unknown_rules
 from ._cancel import NEVER_STARTED_BATCH, NEVER_STARTED_STREAMING
 from ._concurrency import resolve_max_concurrency
 from ._events import ObserverSet
@@ -118,7 +119,10 @@ def run_core_arguments(
     )
     batch = options["mode"] == "batch"
     limit = resolve_max_concurrency(options["max_concurrency"])
-    return ToolRegistry.coerce(tools), {
+    registry = ToolRegistry.coerce(tools)
+    if guard is not None:
+        warn_unknown_rules(guard.permissions, registry)  # a typo'd rule applies to nothing
+    return registry, {
         "env": env,
         "turn": options["turn"] or Turn(),
         "context": dict(context or {}),

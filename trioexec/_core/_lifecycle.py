@@ -43,7 +43,15 @@ from .._texts import (
     permission_denied_message,
     tool_use_error,
 )
-from ._call import NOT_ADMITTED, Answer, Call, CallOutcome, error_outcome, unknown_tool_outcome
+from ._call import (
+    NOT_ADMITTED,
+    Answer,
+    Call,
+    CallOutcome,
+    denied_outcome,
+    error_outcome,
+    unknown_tool_outcome,
+)
 from ._events import CallEvent, ObserverSet
 from ._solo import SoloLock
 from ._timeouts import TimeoutWatch, ToolTimeouts, resolve_limits
@@ -183,7 +191,7 @@ async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> 
         if guard is not None:  # no guard: no permission rules, so no deny rule to match
             denial = denial_before_validation(tool, parsed, ctx)
             if denial is not None:  # before validation, which could reveal the denied file
-                run.complete(call, error_outcome(tool_id, denial))
+                run.complete(call, denied_outcome(tool_id, denial))
                 return
         tool_class = type(tool)
         if tool_class.validate_input is not _BASE_VALIDATE_INPUT:  # the base accepts everything
@@ -205,9 +213,10 @@ async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> 
                 try:
                     denial = await _tool_permission_only(tool, parsed, ctx)
                 except Exception as exc:
-                    denial = format_tool_error(exc)
+                    run.complete(call, error_outcome(tool_id, format_tool_error(exc)))
+                    return
                 if denial is not None:
-                    run.complete(call, error_outcome(tool_id, denial))
+                    run.complete(call, denied_outcome(tool_id, denial))
                     return
         else:
             try:
@@ -226,14 +235,7 @@ async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> 
             attachments, stop_reason = verdict.attachments, verdict.stop_reason
             if not verdict.allowed:
                 text = verdict.message or permission_denied_message(tool.name)
-                run.complete(
-                    call,
-                    CallOutcome(
-                        ToolResult(tool_id, text, is_error=True),
-                        attachments,
-                        stop_reason=stop_reason,
-                    ),
-                )
+                run.complete(call, denied_outcome(tool_id, text, attachments, stop_reason))
                 return
             if verdict.input != raw_input:  # a hook or the application replaced the input
                 raw_input = verdict.input

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -33,7 +33,16 @@ from .._contract._tool import CallContext, PermissionResult, is_mcp_tool
 from .._contract._validation import CompiledTool, compile_tool, input_error_text, validate
 from .._groups import as_one_await
 from .._hooks._background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
-from .._hooks._config import CommandHook, HookEntry, HookEvent, HookInput, HookSet, run_hooks
+from .._hooks._config import (
+    DEFAULT_HOOK_TIMEOUT,
+    CommandHook,
+    HookEntry,
+    HookEvent,
+    HookInput,
+    HookSet,
+    PythonHook,
+    run_hooks,
+)
 from .._hooks._http import HttpHook
 from .._hooks._output import HookOutcome, HookResult, aggregate
 from .._misuse import check_callback
@@ -144,6 +153,89 @@ class GuardRails:
         return cls(
             permissions, settings.hooks, can_use_tool, session_id, transcript_path, async_hook_grace
         )
+
+    # Immutable additions: each returns a copy (same session id, transcript path and
+    # async-hook mailbox), so guard rails loaded from settings take a hook or a rule
+    # without attrs.evolve.
+
+    def with_python_hook(
+        self,
+        event: HookEvent,
+        matcher: str | None,
+        hook: PythonHook,
+        *,
+        timeout: float = DEFAULT_HOOK_TIMEOUT,
+    ) -> GuardRails:
+        """A copy with the Python ``hook`` added after the hooks in force.
+
+        Args:
+            event: ``"PreToolUse"``, ``"PostToolUse"`` or ``"PostToolUseFailure"``.
+            matcher: which tools it applies to (``"Bash"``, ``"Edit|Write"``,
+                a regular expression; None or ``""``: every tool).
+            hook: ``async def (hook_input) -> HookOutput | None``.
+            timeout: seconds before the hook is stopped (a non-blocking error).
+
+        Raises:
+            TypeError: ``hook`` is not an ``async def`` taking the hook input.
+            ValueError: an unknown event or an unusable timeout.
+        """
+        return attrs.evolve(
+            self, hooks=self.hooks.with_python_hook(event, matcher, hook, timeout=timeout)
+        )
+
+    def with_command_hook(
+        self,
+        event: HookEvent,
+        matcher: str | None,
+        command: str,
+        *,
+        timeout: float = DEFAULT_HOOK_TIMEOUT,
+    ) -> GuardRails:
+        """A copy with the shell ``command`` hook added after the hooks in force.
+
+        Raises:
+            ValueError: an unknown event or an unusable timeout.
+        """
+        return attrs.evolve(
+            self, hooks=self.hooks.with_command_hook(event, matcher, command, timeout=timeout)
+        )
+
+    def with_rules(
+        self,
+        *,
+        allow: Iterable[str | PermissionRule] = (),
+        ask: Iterable[str | PermissionRule] = (),
+        deny: Iterable[str | PermissionRule] = (),
+    ) -> GuardRails:
+        """A copy with rules added to those in force (``deny=["deploy(prod)"]``).
+
+        Raises:
+            ValueError: a rule string does not parse.
+        """
+        current = self.permissions
+        permissions = attrs.evolve(
+            current,
+            allow=(*current.allow, *allow),
+            ask=(*current.ask, *ask),
+            deny=(*current.deny, *deny),
+        )
+        return attrs.evolve(self, permissions=permissions)
+
+    def with_mode(self, mode: PermissionModeName) -> GuardRails:
+        """A copy under another permission mode (``"plan"``, ``"acceptEdits"``, ...).
+
+        Raises:
+            ConfigurationError: an unknown mode.
+        """
+        return attrs.evolve(self, permissions=self.permissions.with_mode(mode))
+
+    def with_can_use_tool(self, can_use_tool: CanUseTool | None) -> GuardRails:
+        """A copy whose "ask" answers come from ``can_use_tool`` (None: ask means deny).
+
+        Raises:
+            TypeError: ``can_use_tool`` is not ``async def (tool_name, input, tool_use_id)``.
+        """
+        return attrs.evolve(self, can_use_tool=can_use_tool)
 
 
 @attrs.frozen

@@ -81,7 +81,11 @@ class SettingsFile:
         return os.fspath(self.path)
 
 
-SettingsSource: TypeAlias = str | os.PathLike[str] | Mapping[str, object] | SettingsFile
+SettingsSource: TypeAlias = (
+    "str | os.PathLike[str] | Mapping[str, object] | SettingsFile | Settings"
+)
+"""A settings file (path or :class:`SettingsFile`), parsed settings (a dict), or a
+:class:`Settings` already loaded (its rules, hooks and mode, merged as one source)."""
 
 MANAGED_SETTINGS_DIR = (
     Path("/Library/Application Support/ClaudeCode")
@@ -329,7 +333,11 @@ def load_settings(*sources: SettingsSource) -> Settings:
     """Load and merge settings files (paths) and already-parsed settings (mappings).
 
     A :class:`SettingsFile` brings its scope (``default_settings_paths``
-    returns them); a plain path or mapping counts as a project-like source.
+    returns them); a plain path or mapping counts as a project-like source.  A
+    :class:`Settings` (what this function returns) merges in as one source:
+    its rules, its hooks in force, its mode, and its problems and source
+    names, so loaded settings compose (``GuardRails.from_settings(settings,
+    {"permissions": ...})``).
 
     Raises:
         ConfigurationError: a file cannot be read or is not JSON, or a field
@@ -337,6 +345,9 @@ def load_settings(*sources: SettingsSource) -> Settings:
     """
     merge = _Merge()
     for number, source in enumerate(sources, start=1):
+        if isinstance(source, Settings):
+            _merge_loaded(merge, source)
+            continue
         scope: SettingsScope = "other"
         if isinstance(source, SettingsFile):
             scope = source.scope
@@ -362,6 +373,21 @@ def load_settings(*sources: SettingsSource) -> Settings:
         tuple(merge.names),
         bool(merge.disable_all or merge.managed_disable_all),
     )
+
+
+def _merge_loaded(merge: _Merge, settings: Settings) -> None:
+    """Merge settings loaded before: already checked, so nothing is reported again."""
+    permissions = settings.permissions
+    for rules, into in (
+        (permissions.allow, merge.allow),
+        (permissions.ask, merge.ask),
+        (permissions.deny, merge.deny),
+    ):
+        into += [rule for rule in rules if rule not in into]
+    merge.hooks += settings.hooks
+    merge.mode = settings.mode or merge.mode
+    merge.problems += settings.problems
+    merge.names += settings.sources
 
 
 def _load_one(

@@ -29,12 +29,13 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 import attrs
 import trio
 
 from .._contract._format_error import exception_text
+from .._errors import ConfigurationError
 from .._groups import as_one_await
 from .._models import JSONObject, JSONValue
 from ._command import interpret_command_run, run_command
@@ -220,6 +221,14 @@ def _to_entries(entries: Iterable[HookEntry]) -> tuple[HookEntry, ...]:
     return tuple(entries)
 
 
+class LoadedSettings(Protocol):
+    """What :meth:`HookSet.from_settings` takes besides a dict: a loaded
+    :class:`~trioexec.Settings` (anything with the ``hooks`` in force)."""
+
+    @property
+    def hooks(self) -> HookSet: ...
+
+
 @attrs.frozen
 class HookSet:
     """The hooks in force, in configuration order (the order that breaks ties)."""
@@ -229,12 +238,13 @@ class HookSet:
     @classmethod
     def from_settings(
         cls,
-        settings: Mapping[str, object],
+        settings: Mapping[str, object] | LoadedSettings,
         *,
         source: str = "settings",
         problems: list[str] | None = None,
     ) -> HookSet:
-        """Build from a settings object (or its ``hooks`` section alone).
+        """Build from a settings object (or its ``hooks`` section alone), or a loaded
+        :class:`~trioexec.Settings` (``load_settings(...)``: its hooks, as they are).
 
         Events trioexec does not run (``Stop``, ``UserPromptSubmit``, ...) are
         skipped; the three tool events are checked field by field.  Unknown
@@ -247,6 +257,14 @@ class HookSet:
             ConfigurationError: a field of the wrong type; the message names
                 ``source`` and the field (``hooks.PreToolUse[0].hooks[1].command``).
         """
+        if not isinstance(settings, Mapping):
+            loaded = getattr(settings, "hooks", None)
+            if isinstance(loaded, HookSet):  # a Settings: already parsed and merged
+                return loaded
+            raise ConfigurationError(
+                f"{source}: expected a settings object (a dict) or a Settings, "
+                f"got {type(settings).__name__}"
+            )
         section = settings.get("hooks", settings)
 
         def report(field: str, problem: str) -> None:
