@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,7 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import trio
-from messages_server import MessagesServer, Status, WaitFor, response, text, tool_use
+from messages_server import (
+    Drop,
+    MessagesServer,
+    Raw,
+    Status,
+    WaitFor,
+    message_start,
+    response,
+    stream_error,
+    text,
+    tool_use,
+)
 
 from trioexec import ToolRegistry
 from trioexec._cli._main import main
@@ -119,6 +131,70 @@ async def test_max_turns_reached_exits_1_with_one_line(workspace: Path) -> None:
     document = json.loads(done.stdout)
     assert document["stop_reason"] == "max_turns"
     assert document["messages"][-1]["content"][0]["tool_use_id"] == "toolu_1"
+
+
+@pytest.mark.parametrize(
+    ("failure", "error"),
+    [
+        (Drop(), "IncompleteStreamError: the stream ended before message_stop"),
+        (stream_error(), "APIStatusError: Overloaded (path: /v1/messages, type: overloaded_error)"),
+    ],
+    ids=["dropped", "error-event"],
+)
+async def test_a_failed_stream_never_runs_a_sealed_side_effect_twice(
+    workspace: Path, failure: Any, error: str
+) -> None:
+    command = "echo ran >> ran.log"
+    cut = [
+        message_start(),
+        *text(0, "Logging."),
+        *tool_use(1, "toolu_log", "Bash", {"command": command}),
+        failure,
+    ]
+    with MessagesServer([cut, response(text(0, "Logged once."))]) as server:
+        done = await agent(
+            server, "--cwd", str(workspace), "--permission-mode", "bypassPermissions", "log it"
+        )
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "ran.log").read_text() == "ran\n"
+    assert len(server.requests) == 2
+    stdout = done.stdout.decode()
+    assert re.fullmatch(
+        r"Logging\.\n  ▶ Bash\(echo ran >> ran\.log\)\n"
+        r"  ✓ Bash\(echo ran >> ran\.log\)  \d+\.\d\ds\nLogged once\.\n",
+        stdout,
+    ), stdout
+    assert done.stderr.decode().splitlines() == [
+        f"trioexec agent: the stream failed after 1 tool call ({error}); "
+        "the model continues from its result",
+        "  Bash(echo ran >> ran.log): kept: it ran once, and the model is told its result",
+    ]
+    cut_message, answers = server.requests[1]["messages"][1:]
+    assert cut_message["content"][-1]["id"] == "toolu_log"
+    assert answers["content"][0]["tool_use_id"] == "toolu_log"
+    assert "Your previous message was cut off" in answers["content"][-1]["text"]
+
+
+async def test_a_malformed_event_is_retried_then_reported_as_a_stream_error(
+    workspace: Path,
+) -> None:
+    bad = [message_start(), Raw("event: message_delta\ndata: {oops\n\n")]
+    with MessagesServer([bad, bad, bad]) as server:
+        done = await agent(server, "--cwd", str(workspace), "--json", "go")
+    assert done.returncode == 1
+    lines = done.stderr.decode().splitlines()
+    assert lines[-1].startswith(
+        "trioexec agent: stream error: MalformedStreamError: the stream sent a malformed "
+        "event (JSONDecodeError: "
+    )
+    retried = [line for line in lines if "retrying" in line]
+    assert len(retried) == 2
+    assert retried[1].startswith(
+        "trioexec agent: the stream failed (MalformedStreamError: the stream sent a malformed "
+    )
+    assert retried[1].endswith("; retrying (attempt 3)")
+    assert len(server.requests) == 3
+    assert json.loads(done.stdout)["stop_reason"] == "api_error"
 
 
 async def test_an_api_error_exits_1_with_one_line(workspace: Path) -> None:

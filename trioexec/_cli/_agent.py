@@ -60,6 +60,7 @@ from .._texts import describe_tool_use
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from .._anthropic._turn import FailedAttempt
     from .._models import JSONValue, Update
 
 __all__ = [
@@ -306,6 +307,7 @@ async def _run(
                 on_tool_use=display.describe,
                 on_update=display.update,
                 on_retry=display.retry,
+                on_stream_failure=display.stream_failed,
                 transcript=transcript,
             )
         except (ToolDefinitionError, ConfigurationError) as exc:
@@ -319,7 +321,8 @@ async def _run(
                 display.end()
                 if args.json:
                     _print_json(out, agent.messages, None, "api_error", str(exc))
-                print(f"trioexec agent: API error: {_cause(exc)}", file=err)
+                kind = "API error" if _is_api_error(exc) else "stream error"
+                print(f"trioexec agent: {kind}: {_cause(exc)}", file=err)
                 return 1
             finally:
                 nursery.cancel_scope.cancel(reason="the agent finished")
@@ -337,6 +340,17 @@ async def _run(
         print(f"trioexec agent: {result.stop_reason}", file=err)
         return 130
     return 0
+
+
+def _is_api_error(exc: BaseException) -> bool:
+    """The request was refused or failed in the API, not in the stream's transport or format."""
+    import anthropic
+
+    return isinstance(exc.__cause__, anthropic.APIStatusError)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
 def _cause(exc: BaseException) -> str:
@@ -393,6 +407,7 @@ class _Display(Observer):
         self._labels: dict[str, str] = {}
         self._started: dict[str, float] = {}
         self._at_line_start = True
+        self._explained = 0  # the attempt whose failure stream_failed() described
 
     def text(self, delta: str) -> None:
         if self._quiet or not delta:
@@ -433,13 +448,44 @@ class _Display(Observer):
             label = self._labels.get(update.tool_use_id, update.tool_use_id)
             self.line(f"    … {label}: {update.data[:100]}")
 
+    _FATES: Mapping[str, str] = {
+        "kept": "kept: it ran once, and the model is told its result",
+        "not_started": "never started",
+        "cancelled": "stopped while running (it may have done part of its work); "
+        "its result is discarded",
+        "discarded": "ran to its end; its result is discarded (the model is not told it ran)",
+    }
+
+    def stream_failed(self, failed: FailedAttempt) -> None:
+        """Say what happened to each call of a failed attempt (nothing when it had none)."""
+        self._explained = failed.attempt
+        calls = len(failed.calls)
+        if not calls:
+            self._explained = 0  # the retry line or the final error says it all
+            return
+        error = _one_line(failed.error)
+        counted = "1 tool call" if calls == 1 else f"{calls} tool calls"
+        if failed.kept:
+            results = "its result" if calls == 1 else "their results"
+            head = f"the stream failed after {counted} ({error}); the model continues from "
+            head += results
+        else:
+            head = f"the stream failed ({error}); attempt {failed.attempt} and its {counted} "
+            head += "are discarded"
+        lines = [f"trioexec agent: {head}"]
+        for tool_use, fate in failed.calls:
+            label = self._labels.get(tool_use.id, tool_use.id)
+            lines.append(f"  {label}: {self._FATES[fate]}")
+        self.end()
+        print("\n".join(lines), file=self._err, flush=True)
+
     def retry(self, attempt: int, failure: BaseException) -> None:
-        print(
-            f"trioexec agent: the stream failed ({type(failure).__name__}); retrying "
-            f"(attempt {attempt + 1})",
-            file=self._err,
-            flush=True,
-        )
+        if self._explained == attempt:
+            line = f"trioexec agent: retrying (attempt {attempt + 1})"
+        else:
+            line = f"trioexec agent: the stream failed ({_one_line(failure)}); retrying "
+            line += f"(attempt {attempt + 1})"
+        print(line, file=self._err, flush=True)
 
     def end(self) -> None:
         if not self._quiet and not self._at_line_start:
