@@ -90,8 +90,8 @@ async def test_result_limits_let_the_budget_spare_self_managed_tools(tmp_path: P
     big_read = ScriptedTool("Read", concurrency_safe=True, max_result_size_chars=math.inf)
     big_dump = ScriptedTool("Dump", concurrency_safe=True)
     calls = [
-        ToolUse("r", "Read", {"output_size": 150_000}),
-        ToolUse("d", "Dump", {"output_size": 150_000}),
+        ToolUse("r", "Read", {"output_size": 160_000}),
+        ToolUse("d", "Dump", {"output_size": 49_000}),  # under the per-call threshold
     ]
     outcome = await run_tools(calls, [big_read, big_dump])
     assert outcome.result_limits == {"r": math.inf, "d": 100_000}
