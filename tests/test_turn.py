@@ -16,6 +16,7 @@ from trioexec import (
     build_user_message,
     run_tools,
 )
+from trioexec._texts import interrupted_message
 from trioexec.testing import ScriptedTool
 
 if TYPE_CHECKING:
@@ -77,12 +78,7 @@ async def test_interrupting_an_idle_turn_is_harmless() -> None:
     assert repr(turn) == "<Turn interrupted>"
     outcome = await run_tools([ToolUse("a", "Read", {"output": "x"})], [READ], turn=turn)
     assert outcome.results == (
-        ToolResult(
-            "a",
-            "The user doesn't want to take this action right now. STOP what you are doing and "
-            "wait for the user to tell you how to proceed.",
-            is_error=True,
-        ),
+        ToolResult("a", interrupted_message("Read", started=False), is_error=True),
     )
 
 

@@ -164,7 +164,7 @@ class Policy:
         default="reject", validator=_one_of(_INTERRUPT_QUEUED)
     )
     discard_cancels: bool = attrs.field(default=True, validator=_is_bool)
-    synthetic_texts: SyntheticTexts = attrs.field(default="claude-code", validator=_one_of(_TEXTS))
+    synthetic_texts: SyntheticTexts = attrs.field(default="trioexec", validator=_one_of(_TEXTS))
     partial_output: bool = attrs.field(default=True, validator=_is_bool)
     stream_failure: OnStreamFailure = attrs.field(
         default="continue", validator=_one_of(_STREAM_FAILURE)
