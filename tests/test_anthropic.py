@@ -426,7 +426,7 @@ async def test_an_interrupt_stops_the_stream_and_answers_every_sealed_call(
     ]
     ((tool_id, is_error, content),) = results_of(answers)
     assert (tool_id, is_error) == ("toolu_w", True)
-    assert content.startswith("The user doesn't want to proceed with this tool use.")
+    assert content.startswith("Interrupted by the user while running: wait had started")
 
 
 async def test_max_turns_stops_a_model_that_keeps_calling_tools(probe: Probe, serve: Any) -> None:
