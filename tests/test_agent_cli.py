@@ -197,6 +197,23 @@ async def test_a_malformed_event_is_retried_then_reported_as_a_stream_error(
     assert json.loads(done.stdout)["stop_reason"] == "api_error"
 
 
+async def test_no_api_key_is_a_usage_error_before_any_request(workspace: Path) -> None:
+    with MessagesServer([response(text(0, "never sent"))]) as server:
+        env = {k: v for k, v in _env(server).items() if k != "ANTHROPIC_API_KEY"}
+        with trio.fail_after(60):
+            done = await trio.run_process(
+                [sys.executable, "-m", "trioexec", "agent", "--cwd", str(workspace), "go"],
+                capture_stdout=True, capture_stderr=True, check=False, env=env,
+            )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "trioexec agent: no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a "
+        "bearer token)"
+    ]
+    assert done.stdout == b""
+    assert server.requests == []
+
+
 async def test_an_api_error_exits_1_with_one_line(workspace: Path) -> None:
     with MessagesServer([[Status(401, "authentication_error", "invalid x-api-key")]]) as server:
         done = await agent(server, "--cwd", str(workspace), "go")

@@ -6,7 +6,9 @@
                    [--permission-mode MODE] [--transcript FILE | --no-transcript]
                    [--json] PROMPT
 
-The SDK reads ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``; the model is
+The SDK reads ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``; with
+neither the command stops with a usage error before any request) and
+``ANTHROPIC_BASE_URL``; the model is
 ``--model``, else ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL`.  Settings
 are discovered as Claude Code does (:func:`~trioexec.default_settings_paths`),
 then each ``--settings`` file (highest precedence last).  An ``ask`` is put
@@ -217,6 +219,10 @@ def run_agent(
             )
         except ConfigurationError as exc:
             raise _UsageError(str(exc)) from None
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise _UsageError(
+                "no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a bearer token)"
+            )
         return trio.run(
             _run,
             args,
