@@ -326,7 +326,7 @@ async def test_the_first_ctrl_c_interrupts_the_turn_and_the_second_aborts_it(
                 assert process.stderr is not None
                 await read_until(process.stdout, out, "▶ Bash(sleep 30)".encode())
                 process.send_signal(signal.SIGINT)
-                await read_until(process.stderr, err, b"Ctrl-C again to abort")
+                await read_until(process.stderr, err, b"Ctrl-C again stops everything]")
                 process.send_signal(signal.SIGINT)
                 code = await process.wait()
                 while chunk := await process.stdout.receive_some():
@@ -334,6 +334,10 @@ async def test_the_first_ctrl_c_interrupts_the_turn_and_the_second_aborts_it(
         finally:
             release.set()
     assert code == 130
+    assert (
+        b"[interrupting the turn: nothing new starts; still running: Bash(sleep 30). "
+        b"Ctrl-C again stops everything]\n"
+    ) in err  # the "block" Bash runs on after one Ctrl-C, and the line says so
     assert "⊘ Bash(sleep 30)".encode() in out
     assert b"user_interrupted" in out
     assert len(server.requests) == 1

@@ -12,8 +12,9 @@ neither the command stops with a usage error before any request) and
 ``--model``, else ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL`.  Settings
 are discovered as Claude Code does (:func:`~trioexec.default_settings_paths`),
 then each ``--settings`` file (highest precedence last).  An ``ask`` is put
-to the user on a terminal and refused when stdin is not one.  The first
-Ctrl-C interrupts the turn, the second aborts it.
+to the user on a terminal and refused when stdin is not one.  Ctrl-C at
+such a question answers it no; otherwise the first Ctrl-C interrupts the
+turn (naming what runs on), the second aborts it.
 
 Exit status: 0 when the model ends its turn, 1 on an API error or when
 ``--max-turns`` is reached (one line on stderr), 2 on a usage error, 130
@@ -56,6 +57,7 @@ from .._core._events import CallEvent, Observer
 from .._errors import ConfigurationError, ToolDefinitionError
 from .._guard._rails import GuardRails
 from .._guard._settings import default_settings_paths
+from .._hooks._config import HookEvent, HookSet
 from .._models import ProgressUpdate, ToolResult, ToolUse
 from .._texts import describe_tool_use
 
@@ -286,7 +288,7 @@ async def _run(
     except anthropic.AnthropicError as exc:
         raise _UsageError(f"{exc} (set ANTHROPIC_API_KEY)") from None
     model = args.model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
-    display = _Display(out, err, quiet=bool(args.json))
+    display = _Display(out, err, quiet=bool(args.json), hooks=guard.hooks)
     session_dir = Path(tempfile.mkdtemp(prefix="trioexec-agent-"))
     async with contextlib.AsyncExitStack() as stack:
         tools: list[Tool[Any]] = list(default_tools(cwd))
@@ -320,7 +322,8 @@ async def _run(
             raise _UsageError(str(exc)) from None
         prompter.display = display
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_watch_ctrl_c, agent, err)
+            stops = {tool.name: tool.interrupt_behavior == "cancel" for tool in registry}
+            nursery.start_soon(_watch_ctrl_c, agent, err, prompter, display, stops)
             try:
                 result = await agent.run(" ".join(args.prompt))
             except ModelStreamError as exc:
@@ -385,17 +388,42 @@ def _print_json(
     out.flush()
 
 
-async def _watch_ctrl_c(agent: Any, err: TextIO) -> None:  # noqa: ANN401 - an Agent
-    """First Ctrl-C: interrupt the turn; second: abort it; a third: stop at once."""
+async def _watch_ctrl_c(
+    agent: Any,  # noqa: ANN401 - an Agent
+    err: TextIO,
+    prompter: _Prompter,
+    display: _Display,
+    stops: Mapping[str, bool],
+) -> None:
+    """Ctrl-C at a question answers no; otherwise the first interrupts, the second aborts.
+
+    ``stops``: tool name -> whether an interrupt stops its running calls
+    (``interrupt_behavior == "cancel"``); what would go on running is named.
+    A third Ctrl-C stops at once.
+    """
     with trio.open_signal_receiver(signal.SIGINT) as signals:
         count = 0
         async for _ in signals:
+            if prompter.refuse():
+                continue  # the question is answered no (and says so); nothing else stops
             count += 1
             if count == 1:
-                print("\n[interrupting the turn; Ctrl-C again to abort]", file=err, flush=True)
+                going_on = display.running(stops)
+                if going_on:
+                    line = (
+                        "\n[interrupting the turn: nothing new starts; still running: "
+                        f"{', '.join(going_on)}. Ctrl-C again stops everything]"
+                    )
+                else:
+                    line = "\n[interrupting the turn; Ctrl-C again stops everything]"
+                print(line, file=err, flush=True)
                 agent.interrupt()
             elif count == 2:
-                print("[aborting the turn]", file=err, flush=True)
+                print(
+                    "\n[stopping everything: every running tool and hook is cancelled]",
+                    file=err,
+                    flush=True,
+                )
                 agent.abort()
             else:
                 raise KeyboardInterrupt
@@ -406,12 +434,19 @@ class _Display(Observer):
 
     _SYMBOLS: Mapping[str, str] = {"ok": "✓", "error": "✗", "cancelled": "⊘"}
 
-    def __init__(self, out: TextIO, err: TextIO, *, quiet: bool) -> None:
+    def __init__(
+        self, out: TextIO, err: TextIO, *, quiet: bool, hooks: HookSet | None = None
+    ) -> None:
         self._out = out
         self._err = err
         self._quiet = quiet
+        self._hooks = hooks if hooks is not None else HookSet()
         self._labels: dict[str, str] = {}
+        self._names: dict[str, str] = {}
         self._started: dict[str, float] = {}
+        # What each unfinished call is doing: "hook" (its PreToolUse hooks), "guard"
+        # (the permission check), "tool" (Tool.call), "post" (its PostToolUse hooks).
+        self._phase: dict[str, str] = {}
         self._at_line_start = True
         self._explained = 0  # the attempt whose failure stream_failed() described
 
@@ -424,6 +459,26 @@ class _Display(Observer):
 
     def describe(self, tool_use: ToolUse) -> None:
         self._labels[tool_use.id] = describe_tool_use(tool_use)
+        self._names[tool_use.id] = tool_use.name
+
+    def running(self, stops: Mapping[str, bool]) -> list[str]:
+        """What an interrupt leaves running: hooks, and calls of tools it does not stop."""
+        out = []
+        for tool_use_id, phase in self._phase.items():
+            label = self._labels.get(tool_use_id, tool_use_id)
+            if phase == "hook":
+                out.append(f"the PreToolUse hook of {label}")
+            elif phase == "post":
+                out.append(f"the PostToolUse hook of {label}")
+            elif not stops.get(self._names.get(tool_use_id, ""), False):
+                out.append(label)
+        return out
+
+    def _hook_labels(self, event: HookEvent, tool_use_id: str) -> list[str]:
+        name = self._names.get(tool_use_id)
+        if name is None:
+            return []
+        return [entry.label for entry in self._hooks.matching(event, name)]
 
     def line(self, text: str) -> None:
         if self._quiet:
@@ -435,12 +490,27 @@ class _Display(Observer):
         self._at_line_start = True
 
     def call_event(self, event: CallEvent) -> None:
-        label = self._labels.get(event.tool_use_id, event.tool_use_id)
+        tool_use_id = event.tool_use_id
+        label = self._labels.get(tool_use_id, tool_use_id)
         if event.kind == "started":
-            self._started[event.tool_use_id] = event.time
+            self._started[tool_use_id] = event.time
+            # Its PreToolUse hooks and the permission check come first: the
+            # screen shows a hook as the hook, and ▶ once the tool itself runs.
+            hooks = self._hook_labels("PreToolUse", tool_use_id)
+            self._phase[tool_use_id] = "hook" if hooks else "guard"
+            if hooks:
+                self.line(f"  ⚙ PreToolUse hook of {label}: {', '.join(hooks)}")
+        elif event.kind == "call_began":
+            self._phase[tool_use_id] = "tool"
             self.line(f"  ▶ {label}")
+        elif event.kind == "call_ended":
+            hooks = self._hook_labels("PostToolUse", tool_use_id)
+            if hooks:
+                self._phase[tool_use_id] = "post"
+                self.line(f"  ⚙ PostToolUse hook of {label}: {', '.join(hooks)}")
         elif event.kind in ("completed", "cancelled"):
-            took = event.time - self._started.get(event.tool_use_id, event.time)
+            self._phase.pop(tool_use_id, None)
+            took = event.time - self._started.get(tool_use_id, event.time)
             result = event.data
             if event.kind == "cancelled":
                 state, detail = "cancelled", f"  {event.reason}" if event.reason else ""
@@ -501,13 +571,25 @@ class _Display(Observer):
 
 
 class _Prompter:
-    """Answers an ``ask``: y/n on a terminal, refused when stdin is not one."""
+    """Answers an ``ask``: y/n on a terminal, refused when stdin is not one.
+
+    Ctrl-C while the question is on the screen answers it no (:meth:`refuse`).
+    """
 
     def __init__(self, stdin: TextIO, err: TextIO) -> None:
         self._stdin = stdin
         self._err = err
         self._lock = trio.Lock()
+        self._asking: trio.CancelScope | None = None
         self.display: _Display | None = None
+
+    def refuse(self) -> bool:
+        """Answer the question on the screen no; False when none is."""
+        if self._asking is None:
+            return False
+        self._asking.cancel(reason="Ctrl-C at the question: no")
+        self._asking = None
+        return True
 
     async def ask(
         self, tool_name: str, tool_input: Mapping[str, JSONValue], tool_use_id: str
@@ -524,10 +606,34 @@ class _Prompter:
                 self.display.end()
             self._err.write(f"Allow {label}? [y/N] ")
             self._err.flush()
-            answer = await trio.to_thread.run_sync(self._stdin.readline, abandon_on_cancel=True)
+            with trio.CancelScope() as asking:
+                self._asking = asking
+                try:
+                    answer = await _read_line(self._stdin.fileno())
+                finally:
+                    self._asking = None
+            if asking.cancelled_caught:
+                self._err.write("no  [Ctrl-C answered no; Ctrl-C again interrupts the turn]\n")
+                self._err.flush()
+                return PermissionResult("deny")
         if answer.strip().lower() in ("y", "yes"):
             return PermissionResult.allow()
         return PermissionResult("deny")  # the user's no: the rejection text
+
+
+async def _read_line(fd: int) -> str:
+    """One line from a terminal, waiting without a thread (so Ctrl-C can cancel the wait).
+
+    The terminal is in canonical mode: it hands over a line once Enter is
+    pressed, and the read after the wait does not block.  Empty at end of file.
+    """
+    chunks: list[bytes] = []
+    while True:
+        await trio.lowlevel.wait_readable(fd)
+        data = os.read(fd, 4096)
+        chunks.append(data)
+        if not data or b"\n" in data:
+            return b"".join(chunks).decode(errors="replace")
 
 
 def _is_terminal(stream: TextIO) -> bool:
