@@ -119,6 +119,31 @@ async def test_agent_prints_streamed_text_and_live_tool_lines(workspace: Path) -
     assert server.requests[0]["model"] == "env-model"
 
 
+@pytest.mark.parametrize("size", [10, 200_000], ids=["small", "persisted"])
+async def test_the_session_folder_is_removed_unless_a_result_was_persisted_there(
+    workspace: Path, tmp_path_factory: pytest.TempPathFactory, size: int
+) -> None:
+    temporary = tmp_path_factory.mktemp("tmp")
+    (workspace / "big.txt").write_text("x" * size)
+    turn_1 = response(
+        tool_use(0, "toolu_cat", "Bash", {"command": "cat big.txt"}), stop_reason="tool_use"
+    )
+    with MessagesServer([turn_1, response(text(0, "Read it."))]) as server:
+        done = await agent(
+            server, "--cwd", str(workspace), "--permission-mode", "bypassPermissions", "go",
+            TMPDIR=str(temporary),
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    left = list(temporary.glob("trioexec-agent-*"))
+    if size < 30_000:
+        assert left == []
+    else:
+        (folder,) = left  # the model was told to read the output there: it stays
+        (saved,) = (folder / "tool-results").iterdir()
+        assert saved.read_text() == "x" * size
+        assert str(saved) in server.requests[1]["messages"][-1]["content"][0]["content"]
+
+
 async def test_max_turns_reached_exits_1_with_one_line(workspace: Path) -> None:
     again = response(tool_use(0, "toolu_1", "Glob", {"pattern": "*.txt"}), stop_reason="tool_use")
     with MessagesServer([again]) as server:

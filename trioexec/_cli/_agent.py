@@ -38,6 +38,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -147,6 +148,19 @@ def add_agent_command(subparsers: Any) -> None:  # noqa: ANN401 - argparse's pri
     agent.add_argument(
         "--permission-mode", default=None, metavar="MODE", help=f"the permission mode: {modes}"
     )
+    agent.add_argument(
+        "--approve-mcp",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="start the MCP server NAME of the project's .mcp.json without asking (repeatable)",
+    )
+    agent.add_argument(
+        "--approve-all-mcp",
+        action="store_true",
+        help="start every MCP server of the project's .mcp.json without asking "
+        "(except those disabledMcpjsonServers names)",
+    )
     where = agent.add_mutually_exclusive_group()
     where.add_argument(
         "--transcript",
@@ -186,7 +200,12 @@ def _command(args: argparse.Namespace) -> int:
     cwd = Path(args.cwd).expanduser().absolute()
     found = (file.path for file in default_settings_paths(cwd))
     settings = [*found, *(Path(f) for f in args.settings)]
-    return run_agent(args, tool_providers=(mcp_json_provider(settings),))
+    provider = mcp_json_provider(
+        settings,
+        approve=getattr(args, "approve_mcp", None) or (),
+        approve_all=bool(getattr(args, "approve_all_mcp", False)),
+    )
+    return run_agent(args, tool_providers=(provider,))
 
 
 class _UsageError(Exception):
@@ -291,6 +310,9 @@ async def _run(
     display = _Display(out, err, quiet=bool(args.json), hooks=guard.hooks)
     session_dir = Path(tempfile.mkdtemp(prefix="trioexec-agent-"))
     async with contextlib.AsyncExitStack() as stack:
+        # Removed on the way out unless a result was persisted there (the
+        # transcript's tool_results point at those files).
+        stack.callback(_remove_if_empty, session_dir)
         tools: list[Tool[Any]] = list(default_tools(cwd))
         for provider in providers:
             tools.extend(await stack.enter_async_context(provider(setup)))
@@ -356,6 +378,13 @@ def _is_api_error(exc: BaseException) -> bool:
     import anthropic
 
     return isinstance(exc.__cause__, anthropic.APIStatusError)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """Remove ``folder`` (and its empty subfolders) unless it holds a file."""
+    if any(path.is_file() or path.is_symlink() for path in folder.rglob("*")):
+        return
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _one_line(exc: BaseException) -> str:
