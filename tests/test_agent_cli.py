@@ -361,7 +361,7 @@ async def test_the_first_ctrl_c_interrupts_the_turn_and_the_second_aborts_it(
     assert code == 130
     assert (
         b"[interrupting the turn: nothing new starts; still running: Bash(sleep 30). "
-        b"Ctrl-C again stops everything]\n"
+        b"Ctrl-C again stops everything]"
     ) in err  # the "block" Bash runs on after one Ctrl-C, and the line says so
     assert "⊘ Bash(sleep 30)".encode() in out
     assert b"user_interrupted" in out
