@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+import anthropic
 import pytest
 import trio
 from messages_server import (
@@ -26,7 +28,9 @@ from messages_server import (
     tool_use,
 )
 
-from trioexec import ToolRegistry
+from trioexec import ToolRegistry, ToolUse
+from trioexec._cli._agent import _Display
+from trioexec.anthropic import FailedAttempt
 from trioexec._cli._main import main
 from trioexec.tools import default_tools
 
@@ -366,3 +370,30 @@ async def test_the_first_ctrl_c_interrupts_the_turn_and_the_second_aborts_it(
     assert "⊘ Bash(sleep 30)".encode() in out
     assert b"user_interrupted" in out
     assert len(server.requests) == 1
+
+
+def test_the_terminal_says_what_became_of_each_call_of_a_discarded_attempt() -> None:
+    """Under a Claude Code preset (``stream_failure="retry"``) each call's fate is one line."""
+    out, err = io.StringIO(), io.StringIO()
+    display = _Display(out, err, quiet=False)
+    calls = [
+        ToolUse("toolu_1", "Bash", {"command": "echo ran >> ran.log"}),
+        ToolUse("toolu_2", "Bash", {"command": "sleep 30"}),
+        ToolUse("toolu_3", "Read", {"file_path": "notes.txt"}),
+    ]
+    for call in calls:
+        display.describe(call)
+    failure = anthropic.APIConnectionError(request=None)  # type: ignore[arg-type]
+    fates = ("discarded", "cancelled", "not_started")
+    display.stream_failed(FailedAttempt(1, failure, False, tuple(zip(calls, fates, strict=True))))
+    display.retry(1, failure)
+    assert err.getvalue().splitlines() == [
+        "trioexec agent: the stream failed (APIConnectionError: Connection error.); attempt 1 "
+        "and its 3 tool calls are discarded",
+        "  Bash(echo ran >> ran.log): ran to its end; its result is discarded (the model is not "
+        "told it ran)",
+        "  Bash(sleep 30): stopped while running (it may have done part of its work); its result "
+        "is discarded",
+        "  Read(notes.txt): never started",
+        "trioexec agent: retrying (attempt 2)",
+    ]
