@@ -30,8 +30,8 @@ from messages_server import (
 
 from trioexec import ToolRegistry, ToolUse
 from trioexec._cli._agent import _Display
-from trioexec.anthropic import FailedAttempt
 from trioexec._cli._main import main
+from trioexec.anthropic import FailedAttempt
 from trioexec.tools import default_tools
 
 if TYPE_CHECKING:
