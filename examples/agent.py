@@ -12,7 +12,7 @@ import anthropic
 import trio
 
 import trioexec
-from trioexec.anthropic import Agent
+from trioexec.anthropic import Agent, FailedAttempt
 from trioexec.tools import default_tools
 
 
@@ -20,6 +20,12 @@ from trioexec.tools import default_tools
 async def word_count(text: Annotated[str, "The text whose words to count"]) -> str:
     """Count the words in a text."""
     return str(len(text.split()))
+
+
+def stream_failed(failed: FailedAttempt) -> None:
+    """A stream broke off: say what became of each call it had sent (none runs twice)."""
+    for call, fate in failed.calls:  # "kept": it ran once and the model sees its result
+        print(f"\n  [stream failed: {call.name} {fate}]", file=sys.stderr, flush=True)
 
 
 async def main(prompt: str) -> None:
@@ -31,6 +37,7 @@ async def main(prompt: str) -> None:
         max_turns=10,
         on_text=lambda delta: print(delta, end="", flush=True),
         on_tool_use=lambda call: print(f"\n  [{call.name}] {call.input}", flush=True),
+        on_stream_failure=stream_failed,
     )
     result = await agent.run(prompt)  # turns until the model stops calling tools
     print(f"\n{result.stop_reason} after {result.turns} turns, {len(result.messages)} messages")

@@ -41,6 +41,13 @@ class Drop:
 
 
 @attrs.frozen
+class Raw:
+    """Bytes written as they are (a malformed event, say), ``text`` encoded as UTF-8."""
+
+    text: str
+
+
+@attrs.frozen
 class Status:
     """Answer with an HTTP error status and a Messages API error body."""
 
@@ -187,6 +194,11 @@ class MessagesServer:
                     self.sent.append(
                         "wait:" + ("set" if step.event.wait(step.timeout) else "timeout")
                     )
+                    continue
+                if isinstance(step, Raw):
+                    self.sent.append("raw")
+                    handler.wfile.write(step.text.encode())
+                    handler.wfile.flush()
                     continue
                 if isinstance(step, Drop):
                     self.sent.append("drop")

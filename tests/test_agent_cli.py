@@ -2,20 +2,36 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+import anthropic
 import pytest
 import trio
-from messages_server import MessagesServer, Status, WaitFor, response, text, tool_use
+from messages_server import (
+    Drop,
+    MessagesServer,
+    Raw,
+    Status,
+    WaitFor,
+    message_start,
+    response,
+    stream_error,
+    text,
+    tool_use,
+)
 
-from trioexec import ToolRegistry
+from trioexec import ToolRegistry, ToolUse
+from trioexec._cli._agent import _Display
 from trioexec._cli._main import main
+from trioexec.anthropic import FailedAttempt
 from trioexec.tools import default_tools
 
 if TYPE_CHECKING:
@@ -107,6 +123,31 @@ async def test_agent_prints_streamed_text_and_live_tool_lines(workspace: Path) -
     assert server.requests[0]["model"] == "env-model"
 
 
+@pytest.mark.parametrize("size", [10, 200_000], ids=["small", "persisted"])
+async def test_the_session_folder_is_removed_unless_a_result_was_persisted_there(
+    workspace: Path, tmp_path_factory: pytest.TempPathFactory, size: int
+) -> None:
+    temporary = tmp_path_factory.mktemp("tmp")
+    (workspace / "big.txt").write_text("x" * size)
+    turn_1 = response(
+        tool_use(0, "toolu_cat", "Bash", {"command": "cat big.txt"}), stop_reason="tool_use"
+    )
+    with MessagesServer([turn_1, response(text(0, "Read it."))]) as server:
+        done = await agent(
+            server, "--cwd", str(workspace), "--permission-mode", "bypassPermissions", "go",
+            TMPDIR=str(temporary),
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    left = list(temporary.glob("trioexec-agent-*"))
+    if size < 30_000:
+        assert left == []
+    else:
+        (folder,) = left  # the model was told to read the output there: it stays
+        (saved,) = (folder / "tool-results").iterdir()
+        assert saved.read_text() == "x" * size
+        assert str(saved) in server.requests[1]["messages"][-1]["content"][0]["content"]
+
+
 async def test_max_turns_reached_exits_1_with_one_line(workspace: Path) -> None:
     again = response(tool_use(0, "toolu_1", "Glob", {"pattern": "*.txt"}), stop_reason="tool_use")
     with MessagesServer([again]) as server:
@@ -119,6 +160,87 @@ async def test_max_turns_reached_exits_1_with_one_line(workspace: Path) -> None:
     document = json.loads(done.stdout)
     assert document["stop_reason"] == "max_turns"
     assert document["messages"][-1]["content"][0]["tool_use_id"] == "toolu_1"
+
+
+@pytest.mark.parametrize(
+    ("failure", "error"),
+    [
+        (Drop(), "IncompleteStreamError: the stream ended before message_stop"),
+        (stream_error(), "APIStatusError: Overloaded (path: /v1/messages, type: overloaded_error)"),
+    ],
+    ids=["dropped", "error-event"],
+)
+async def test_a_failed_stream_never_runs_a_sealed_side_effect_twice(
+    workspace: Path, failure: Any, error: str
+) -> None:
+    command = "echo ran >> ran.log"
+    cut = [
+        message_start(),
+        *text(0, "Logging."),
+        *tool_use(1, "toolu_log", "Bash", {"command": command}),
+        failure,
+    ]
+    with MessagesServer([cut, response(text(0, "Logged once."))]) as server:
+        done = await agent(
+            server, "--cwd", str(workspace), "--permission-mode", "bypassPermissions", "log it"
+        )
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "ran.log").read_text() == "ran\n"
+    assert len(server.requests) == 2
+    stdout = done.stdout.decode()
+    assert re.fullmatch(
+        r"Logging\.\n  ▶ Bash\(echo ran >> ran\.log\)\n"
+        r"  ✓ Bash\(echo ran >> ran\.log\)  \d+\.\d\ds\nLogged once\.\n",
+        stdout,
+    ), stdout
+    assert done.stderr.decode().splitlines() == [
+        f"trioexec agent: the stream failed after 1 tool call ({error}); "
+        "the model continues from its result",
+        "  Bash(echo ran >> ran.log): kept: it ran once, and the model is told its result",
+    ]
+    cut_message, answers = server.requests[1]["messages"][1:]
+    assert cut_message["content"][-1]["id"] == "toolu_log"
+    assert answers["content"][0]["tool_use_id"] == "toolu_log"
+    assert "Your previous message was cut off" in answers["content"][-1]["text"]
+
+
+async def test_a_malformed_event_is_retried_then_reported_as_a_stream_error(
+    workspace: Path,
+) -> None:
+    bad = [message_start(), Raw("event: message_delta\ndata: {oops\n\n")]
+    with MessagesServer([bad, bad, bad]) as server:
+        done = await agent(server, "--cwd", str(workspace), "--json", "go")
+    assert done.returncode == 1
+    lines = done.stderr.decode().splitlines()
+    assert lines[-1].startswith(
+        "trioexec agent: stream error: MalformedStreamError: the stream sent a malformed "
+        "event (JSONDecodeError: "
+    )
+    retried = [line for line in lines if "retrying" in line]
+    assert len(retried) == 2
+    assert retried[1].startswith(
+        "trioexec agent: the stream failed (MalformedStreamError: the stream sent a malformed "
+    )
+    assert retried[1].endswith("; retrying (attempt 3)")
+    assert len(server.requests) == 3
+    assert json.loads(done.stdout)["stop_reason"] == "api_error"
+
+
+async def test_no_api_key_is_a_usage_error_before_any_request(workspace: Path) -> None:
+    with MessagesServer([response(text(0, "never sent"))]) as server:
+        env = {k: v for k, v in _env(server).items() if k != "ANTHROPIC_API_KEY"}
+        with trio.fail_after(60):
+            done = await trio.run_process(
+                [sys.executable, "-m", "trioexec", "agent", "--cwd", str(workspace), "go"],
+                capture_stdout=True, capture_stderr=True, check=False, env=env,
+            )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "trioexec agent: no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a "
+        "bearer token)"
+    ]
+    assert done.stdout == b""
+    assert server.requests == []
 
 
 async def test_an_api_error_exits_1_with_one_line(workspace: Path) -> None:
@@ -233,7 +355,7 @@ async def test_the_first_ctrl_c_interrupts_the_turn_and_the_second_aborts_it(
                 assert process.stderr is not None
                 await read_until(process.stdout, out, "▶ Bash(sleep 30)".encode())
                 process.send_signal(signal.SIGINT)
-                await read_until(process.stderr, err, b"Ctrl-C again to abort")
+                await read_until(process.stderr, err, b"Ctrl-C again stops everything]")
                 process.send_signal(signal.SIGINT)
                 code = await process.wait()
                 while chunk := await process.stdout.receive_some():
@@ -241,6 +363,37 @@ async def test_the_first_ctrl_c_interrupts_the_turn_and_the_second_aborts_it(
         finally:
             release.set()
     assert code == 130
+    assert (
+        b"[interrupting the turn: nothing new starts; still running: Bash(sleep 30). "
+        b"Ctrl-C again stops everything]"
+    ) in err  # the "block" Bash runs on after one Ctrl-C, and the line says so
     assert "⊘ Bash(sleep 30)".encode() in out
     assert b"user_interrupted" in out
     assert len(server.requests) == 1
+
+
+def test_the_terminal_says_what_became_of_each_call_of_a_discarded_attempt() -> None:
+    """Under a Claude Code preset (``stream_failure="retry"``) each call's fate is one line."""
+    out, err = io.StringIO(), io.StringIO()
+    display = _Display(out, err, quiet=False)
+    calls = [
+        ToolUse("toolu_1", "Bash", {"command": "echo ran >> ran.log"}),
+        ToolUse("toolu_2", "Bash", {"command": "sleep 30"}),
+        ToolUse("toolu_3", "Read", {"file_path": "notes.txt"}),
+    ]
+    for call in calls:
+        display.describe(call)
+    failure = anthropic.APIConnectionError(request=None)  # type: ignore[arg-type]
+    fates = ("discarded", "cancelled", "not_started")
+    display.stream_failed(FailedAttempt(1, failure, False, tuple(zip(calls, fates, strict=True))))
+    display.retry(1, failure)
+    assert err.getvalue().splitlines() == [
+        "trioexec agent: the stream failed (APIConnectionError: Connection error.); attempt 1 "
+        "and its 3 tool calls are discarded",
+        "  Bash(echo ran >> ran.log): ran to its end; its result is discarded (the model is not "
+        "told it ran)",
+        "  Bash(sleep 30): stopped while running (it may have done part of its work); its result "
+        "is discarded",
+        "  Read(notes.txt): never started",
+        "trioexec agent: retrying (attempt 2)",
+    ]

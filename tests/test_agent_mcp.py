@@ -113,6 +113,32 @@ async def test_an_unapproved_project_server_is_not_started_without_a_terminal(
     assert not (tmp_path / "markers" / "pid-server").exists()
 
 
+@pytest.mark.parametrize(
+    "flags", [["--approve-mcp", "test"], ["--approve-all-mcp"]], ids=["by-name", "all"]
+)
+async def test_a_command_line_flag_approves_a_project_server(
+    tmp_path: Path, flags: list[str]
+) -> None:
+    project = _project(tmp_path)
+    with MessagesServer([response(text(0, "Nothing to do."))]) as server:
+        done = await _agent(server, "--cwd", str(project), "--json", *flags, "go")
+    assert done.returncode == 0, done.stderr
+    names = {tool["name"] for tool in server.requests[0]["tools"]}
+    assert "mcp__test__hang" in names
+    assert "not started" not in done.stderr.decode()
+
+
+async def test_approving_an_unknown_server_says_which_servers_there_are(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    with MessagesServer([response(text(0, "Nothing to do."))]) as server:
+        done = await _agent(server, "--cwd", str(project), "--approve-mcp", "tset", "go")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "trioexec agent: --approve-mcp tset: no such server in .mcp.json "
+        "(its servers: test)"  # the broken entry is no server
+    ) in done.stderr.decode()
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

@@ -13,11 +13,13 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import anthropic
+import attrs
 import pytest
 import trio
 from messages_server import (
     Drop,
     MessagesServer,
+    Raw,
     Status,
     WaitFor,
     message_start,
@@ -27,8 +29,14 @@ from messages_server import (
     tool_use,
 )
 
-from trioexec import CallContext, ToolRegistry, function_tool
-from trioexec.anthropic import Agent, ModelStreamError, run_assistant_turn
+from trioexec import CallContext, Policy, ToolRegistry, function_tool
+from trioexec.anthropic import (
+    Agent,
+    FailedAttempt,
+    MalformedStreamError,
+    ModelStreamError,
+    run_assistant_turn,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -184,8 +192,11 @@ async def test_an_unknown_tool_and_a_malformed_input_are_answered_in_place(
     assert probe.ran == ["toolu_1"]
 
 
+RETRY = attrs.evolve(Policy(), stream_failure="retry")
+
+
 @pytest.mark.parametrize("failure", [stream_error(), Drop()], ids=["error-event", "dropped"])
-async def test_a_stream_failing_mid_message_is_retried_with_a_fresh_executor(
+async def test_under_the_retry_rule_a_failed_stream_is_retried_with_a_fresh_executor(
     probe: Probe, serve: Any, failure: Any
 ) -> None:
     failed = [
@@ -197,17 +208,24 @@ async def test_a_stream_failing_mid_message_is_retried_with_a_fresh_executor(
     retried = response(tool_use(0, "toolu_fresh", "lookup", {"key": "f"}), stop_reason="tool_use")
     server = serve(failed, retried, response(text(0, "ok")))
     retries: list[int] = []
+    failures: list[FailedAttempt] = []
     agent = Agent(
         client_for(server),
         tools=probe.tools,
         model="m",
+        policy=RETRY,
         retry_backoff=0.0,
         on_retry=lambda n, exc: retries.append(n),
+        on_stream_failure=failures.append,
     )
     with trio.fail_after(20):
         result = await agent.run("go")
 
     assert retries == [1]
+    (failed,) = failures
+    assert not failed.kept
+    assert failed.calls[0][0].id == "toolu_stale"
+    assert failed.calls[0][1] == "cancelled"  # stopped while running
     assert result.stop_reason == "end_turn"
     assert result.last is not None
     assert "toolu_stale" in probe.cancelled  # discard() cancelled the executing call
@@ -218,6 +236,120 @@ async def test_a_stream_failing_mid_message_is_retried_with_a_fresh_executor(
     assert "toolu_stale" not in ids
     assert "toolu_stale_2" not in ids
     assert results_of(sent[-1]) == [("toolu_fresh", False, "value of f")]
+
+
+@pytest.mark.parametrize(
+    ("failure", "said"),
+    [
+        (stream_error(), "the stream reported an error (overloaded_error)"),
+        (Drop(), "the connection closed before the message ended"),
+        (Raw("event: content_block_delta\ndata: {not json\n\n"), "could not be read"),
+    ],
+    ids=["error-event", "dropped", "malformed"],
+)
+async def test_a_failed_stream_keeps_its_sealed_calls_and_the_model_continues_from_them(
+    probe: Probe, serve: Any, failure: Any, said: str
+) -> None:
+    failed = [
+        message_start("msg_cut"),
+        *text(0, "Looking it up."),
+        *tool_use(1, "toolu_kept", "lookup", {"key": "k"}),
+        {"type": "content_block_start", "index": 2,
+         "content_block": {"type": "tool_use", "id": "toolu_half", "name": "lookup", "input": {}}},
+        failure,
+    ]  # fmt: skip
+    server = serve(failed, response(text(0, "ok")))
+    failures: list[FailedAttempt] = []
+    agent = Agent(
+        client_for(server),
+        tools=probe.tools,
+        model="m",
+        retry_backoff=0.0,
+        on_stream_failure=failures.append,
+    )
+    with trio.fail_after(20):
+        result = await agent.run("go")
+
+    assert result.stop_reason == "end_turn"
+    assert probe.ran == ["toolu_kept"]  # once: the next request is not a re-ask
+    assert len(server.requests) == 2
+    (failed_attempt,) = failures
+    assert failed_attempt.kept
+    assert [(u.id, fate) for u, fate in failed_attempt.calls] == [("toolu_kept", "kept")]
+    sent = server.requests[1]["messages"]
+    assert sent[1] == {"role": "assistant", "content": [
+        {"type": "text", "text": "Looking it up."},
+        {"type": "tool_use", "id": "toolu_kept", "name": "lookup", "input": {"key": "k"}},
+    ]}  # fmt: skip
+    assert results_of(sent[2]) == [("toolu_kept", False, "value of k")]
+    note = sent[2]["content"][-1]
+    assert note["type"] == "text"
+    assert note["text"].startswith("<system-reminder>\nYour previous message was cut off: ")
+    assert said in note["text"]
+    assert "it ran once; its result is above" in note["text"]
+
+
+@pytest.mark.parametrize("preset", ["claude-code-2.1.88", "claude-code-2.1.161"])
+async def test_claude_code_presets_keep_the_streaming_fallback_that_repeats_a_side_effect(
+    serve: Any, preset: str
+) -> None:
+    """Claude Code's flaw, kept under its presets: the retry asks again and it runs twice."""
+    written: list[str] = []
+    wrote = threading.Event()
+
+    @function_tool
+    async def append(line: str) -> str:
+        """Append a line to the log (not concurrency-safe: a side effect)."""
+        written.append(line)
+        wrote.set()
+        return "appended"
+
+    cut = [
+        message_start(),
+        *tool_use(0, "toolu_first", "append", {"line": "ran"}),
+        WaitFor(wrote),
+        Drop(),
+    ]
+    again = response(tool_use(0, "toolu_again", "append", {"line": "ran"}), stop_reason="tool_use")
+    server = serve(cut, again, response(text(0, "ok")))
+    failures: list[FailedAttempt] = []
+    agent = Agent(
+        client_for(server),
+        tools=[append],
+        model="m",
+        policy=Policy.preset(preset),
+        retry_backoff=0.0,
+        on_stream_failure=failures.append,
+    )
+    with trio.fail_after(20):
+        result = await agent.run("go")
+
+    assert result.stop_reason == "end_turn"
+    assert written == ["ran", "ran"]
+    (failed,) = failures
+    assert not failed.kept
+    assert [(u.id, fate) for u, fate in failed.calls] == [("toolu_first", "discarded")]
+    sent = server.requests[1]["messages"]
+    assert sent == PROMPT_WITH("go")  # the model is not told the first one ran
+
+
+async def test_a_malformed_event_before_any_call_is_retried_then_reported_as_such(
+    probe: Probe, serve: Any
+) -> None:
+    broken = [message_start(), Raw("event: message_delta\ndata: {oops\n\n")]
+    server = serve(broken, broken)
+    with pytest.raises(ModelStreamError, match="after 2 attempt") as caught:
+        await run_assistant_turn(
+            client_for(server),
+            tools=probe.tools,
+            messages=PROMPT,
+            model="m",
+            max_attempts=2,
+            retry_backoff=0.0,
+        )
+    assert isinstance(caught.value.__cause__, MalformedStreamError)
+    assert "malformed event" in str(caught.value)
+    assert len(server.requests) == 2
 
 
 async def test_a_stream_failing_on_every_attempt_raises_after_the_last(
@@ -294,7 +426,7 @@ async def test_an_interrupt_stops_the_stream_and_answers_every_sealed_call(
     ]
     ((tool_id, is_error, content),) = results_of(answers)
     assert (tool_id, is_error) == ("toolu_w", True)
-    assert content.startswith("The user doesn't want to proceed with this tool use.")
+    assert content.startswith("Interrupted by the user while running: wait had started")
 
 
 async def test_max_turns_stops_a_model_that_keeps_calling_tools(probe: Probe, serve: Any) -> None:

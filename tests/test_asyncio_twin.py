@@ -200,6 +200,7 @@ def test_run_tools_answers_every_call_in_order_and_a_failing_bash_cancels_its_si
     assert "No such tool available: Nope" in str(results[3].content)
 
 
+@pytest.mark.usefixtures("claude_code_texts")  # the twin is pinned in CC's words
 def test_the_streaming_executor_starts_calls_as_they_arrive_and_an_interrupt_stops_them() -> None:
     async def main() -> list[object]:
         turn = Turn()
@@ -233,6 +234,7 @@ class _Stubborn(AsyncioScriptedTool):
                 asyncio.current_task().uncancel()  # type: ignore[union-attr]
 
 
+@pytest.mark.usefixtures("claude_code_texts")  # the twin is pinned in CC's words
 def test_a_call_that_ignores_its_cancellation_is_answered_after_the_grace_period() -> None:
     async def main() -> tuple[list[tuple[float, str]], float]:
         loop = asyncio.get_running_loop()
@@ -362,6 +364,7 @@ class _Exits(AsyncioScriptedTool):
         raise SystemExit(3)
 
 
+@pytest.mark.usefixtures("claude_code_texts")  # the twin is pinned in CC's words
 def test_a_tool_raising_systemexit_stops_the_run_answers_every_call_and_it_propagates() -> None:
     tools = [_Exits("Quit", concurrency_safe=True), *_tools()]
     uses = [

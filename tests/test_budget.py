@@ -170,12 +170,19 @@ def test_replacement_that_would_not_shrink_is_skipped(tmp_path: Path) -> None:
     assert plan.kept == {"a", "b"}
 
 
-async def test_without_session_dir_nothing_is_replaced_and_all_is_seen() -> None:
+async def test_without_session_dir_the_largest_is_cut_and_the_message_fits() -> None:
     state = ContentReplacementState()
     results = eight()
     out = await apply_message_budget(results, state=state, session_dir=None)
-    assert out == results
+    changed = [r.tool_use_id for r, o in zip(results, out, strict=True) if r != o]
+    assert changed == [max(results, key=lambda r: len(str(r.content))).tool_use_id]
+    assert total(out) <= DEFAULT_MESSAGE_BUDGET
+    (cut,) = (o for r, o in zip(results, out, strict=True) if r != o)
+    assert isinstance(cut.content, str)
+    assert cut.content.startswith("<truncated-output>\nOutput too large (")
     assert state.seen_ids == {r.tool_use_id for r in results}
+    assert state.replacements == {cut.tool_use_id: cut.content}
+    assert await apply_message_budget(results, state=state, session_dir=None) == out
 
 
 async def test_failed_write_stays_inline_and_fresh(tmp_path: Path) -> None:

@@ -39,6 +39,8 @@ from trioexec import (
 from trioexec.hooks import HookEvent, HookInput, HookSet
 from trioexec.testing import SCRIPTED_INPUT_SCHEMA, ScriptedToolError
 
+pytestmark = pytest.mark.usefixtures("claude_code_texts")  # mechanisms, in CC's words
+
 FALLBACK = "<tool_use_error>Error: Streaming fallback - tool execution discarded</tool_use_error>"
 
 

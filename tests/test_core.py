@@ -43,6 +43,8 @@ from trioexec import (
 )
 from trioexec.testing import ScriptedTool
 
+pytestmark = pytest.mark.usefixtures("claude_code_texts")  # mechanisms, in CC's words
+
 NO_SUCH_GHOST = "<tool_use_error>Error: No such tool available: Ghost</tool_use_error>"
 
 READ = ScriptedTool("Read", concurrency_safe=True, interrupt_behavior="cancel")

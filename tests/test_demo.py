@@ -11,7 +11,7 @@ import pytest
 
 from trioexec._cli._demo import run_demo
 from trioexec._cli._main import main
-from trioexec._texts import sibling_error_message
+from trioexec._texts import sibling_stopped_message
 
 _RUN_MARK = f"TRIOEXEC_DEMO_TEST_RUN={uuid.uuid4().hex}".encode()
 """Put in this process's environment, so the demo's processes inherit it: processes of
@@ -61,9 +61,10 @@ def test_demo_json_answers_every_call_in_order(monkeypatch: pytest.MonkeyPatch) 
         "toolu_09_deploy",
         "toolu_10_after",
     ]
-    cancelled = sibling_error_message("Bash(ls deploy)")
-    assert results["toolu_07_wait"]["content"] == cancelled
-    assert results["toolu_10_after"]["content"] == cancelled
+    by = "Bash(ls deploy)"  # the model reads who stopped each call, and whether it had started
+    wait, after = results["toolu_07_wait"], results["toolu_10_after"]
+    assert wait["content"] == sibling_stopped_message(by, "Bash", started=True)
+    assert after["content"] == sibling_stopped_message(by, "Grep", started=False)
     assert results["toolu_09_deploy"]["content"].startswith("Exit code 2")
     assert not results["toolu_08_readme"].get("is_error")
     reasons = {e["id"]: e.get("reason") for e in second["events"] if e["kind"] == "cancelled"}

@@ -39,14 +39,17 @@ EXPECTED: dict[str, list[str]] = {
         "interrupt at t=1 s; run_tools returned at t=2 s",
         "toolu_2 download is_error=False  download done after 2 s",
         "abort at t=1 s; run_tools returned at t=1 s",
-        "toolu_2 download is_error=True   The user doesn't want to proceed with this tool use.",
+        "toolu_2 download is_error=True   Interrupted by the user while running: download had star",
+        "toolu_3 edit     is_error=True   Not run: the user interrupted the turn before edit start",
     ],
     "sibling_error.py": [
         "toolu_1 is_error=False  (contents of notes.txt)",
         "toolu_2 is_error=True   <tool_use_error>Cancelled: parallel tool call "
-        "shell(ls deploy) errored</tool_use_error>",
+        "shell(ls deploy) errored. shell had started and was stopped before it finished, so it "
+        "may have done part of its work (check before you retry); the user did not stop it.",
         "toolu_3 is_error=True   Exit code 2 | ls: cannot access 'deploy'",
-        "toolu_5 is_error=True   <tool_use_error>Cancelled: parallel tool call",
+        "toolu_5 is_error=True   <tool_use_error>Cancelled: parallel tool call shell(ls deploy) "
+        "errored. shell was not started, so it did nothing; the user did not stop it.",
         "next run on the same turn: (contents of notes.txt) (<Turn running>)",
     ],
     "policies.py": [
@@ -102,7 +105,7 @@ EXPECTED: dict[str, list[str]] = {
     "observers.py": [
         "t=0.00  -- interruptible: True",
         "t=0.50  -- interruptible: False",
-        "t=0.75  toolu_1  cancelled (user_interrupted): The user doesn't want",
+        "t=0.75  toolu_1  cancelled (user_interrupted): Interrupted by the user while running",
         "t=1.50  toolu_2  progress: halfway",
         "t=2.50  toolu_2  completed: build finished",
     ],

@@ -15,7 +15,7 @@ import attrs
 import hypothesis
 import trio
 import trio.testing
-from helpers import NOT_NOW, REJECT, Recorder, live_tasks, make_tool, use
+from helpers import Recorder, live_tasks, make_tool, use
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,9 +32,9 @@ from trioexec import (
     open_streaming_executor,
     run_tools,
 )
+from trioexec._texts import interrupted_message
 from trioexec.lowlevel import partition_tool_calls
 
-REJECT_PREFIX = "The user doesn't want to "
 SIBLING_PREFIX = "<tool_use_error>Cancelled: parallel tool call "
 TERMINAL = ("completed", "cancelled")
 
@@ -287,12 +287,12 @@ def check_stopped_batch(
             assert result.content in (tool_use.input["output"], tool_use.input.get("error"))
         elif event.reason == "user_interrupted":
             assert index_of[id(event)] >= mark
-            if tool_use.id in started_at:
-                assert result.content == REJECT
+            if tool_use.id in started_at:  # the default texts say it had started
+                assert result.content.startswith(interrupted_message(tool_use.name, started=True))
                 kind = KINDS[tool_use.name]
                 assert aborted or kind.interrupt == "cancel", "a block call was interrupted"
             else:
-                assert result.content == NOT_NOW
+                assert result.content == interrupted_message(tool_use.name, started=False)
         else:
             assert event.reason == "sibling_error"
             assert isinstance(result.content, str)
@@ -541,7 +541,11 @@ def check_streaming_run(run: StreamRun, limit: int, order_mode: str) -> None:
             elif event.reason == "user_interrupted":
                 assert interrupt_at is not None
                 assert interrupt_at <= index
-                assert result.content.startswith(REJECT_PREFIX)
+                # The default texts say whether the call had started.
+                started_text = interrupted_message(
+                    name_of[event.tool_use_id], started=event.tool_use_id in started_at
+                )
+                assert result.content.startswith(started_text)
                 # A "block" tool that was executing is only stopped by an abort.
                 kind = KINDS.get(name_of[event.tool_use_id])
                 started = started_at.get(event.tool_use_id)

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
 SERVER = Path(__file__).parent / "data" / "mcp_test_server.py"
-REJECTED = "The user doesn't want to proceed with this tool use."
+INTERRUPTED = "Interrupted by the user while running: mcp__test__hang had started"
 
 
 def _stdio(name: str, markers: Path) -> McpServerConfig:
@@ -255,7 +255,7 @@ async def test_cancelling_a_call_sends_the_mcp_cancellation(tmp_path: Path) -> N
                 await trio.sleep(0.02)
     (update,) = results
     assert update.result.is_error
-    assert update.result.text.startswith(REJECTED)
+    assert update.result.text.startswith(INTERRUPTED)
 
 
 # --- permissions ------------------------------------------------------------------------------

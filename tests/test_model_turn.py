@@ -3,8 +3,10 @@
 A stand-in client replays event scripts (the same shapes the SDK yields) so
 that hypothesis can try many of them quickly: whatever the blocks (text,
 known and unknown tools, broken JSON) and wherever the first attempt breaks
-off, the next user message answers every tool_use of the attempt that
-succeeded exactly once, in order, and nothing of the broken attempt.
+off, every sealed tool_use is answered exactly once, in order: under
+trioexec's ``stream_failure="continue"`` the broken attempt's own calls (the
+turn ends with them), under ``"retry"`` the calls of the attempt that
+succeeded and nothing of the broken one.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ import json
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Self
 
+import attrs
 import pytest
 import trio
 import trio.testing
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trioexec import CallContext, ConfigurationError, ToolRegistry, Turn, function_tool
-from trioexec.anthropic import run_assistant_turn
+from trioexec import CallContext, ConfigurationError, Policy, ToolRegistry, Turn, function_tool
+from trioexec.anthropic import FailedAttempt, run_assistant_turn
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -82,6 +85,7 @@ async def note(text: str) -> str:
 
 
 TOOLS = ToolRegistry([sleep, note])
+RETRY = attrs.evolve(Policy(), stream_failure="retry")
 
 block = st.one_of(
     st.tuples(st.just("text"), st.text(min_size=1, max_size=5)),
@@ -135,15 +139,28 @@ def _events(blocks: list[tuple[str, Any]], prefix: str) -> tuple[list[dict[str, 
     return events, ids
 
 
+def _sealed_ids(events: list[dict[str, Any]]) -> list[str]:
+    """The ids of the tool_use blocks whose content_block_stop is among ``events``."""
+    open_blocks: dict[int, str] = {}
+    sealed = []
+    for event in events:
+        if event["type"] == "content_block_start" and event["content_block"]["type"] == "tool_use":
+            open_blocks[event["index"]] = event["content_block"]["id"]
+        elif event["type"] == "content_block_stop" and event["index"] in open_blocks:
+            sealed.append(open_blocks.pop(event["index"]))
+    return sealed
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     first=st.lists(block, max_size=6),
     cut=st.integers(min_value=1),
     second=st.lists(block, max_size=6),
 )
-def test_every_tool_use_of_the_successful_attempt_is_answered_once_in_order(
+def test_a_retried_attempt_leaves_nothing_and_the_next_is_answered_once_in_order(
     first: list[tuple[str, Any]], cut: int, second: list[tuple[str, Any]]
 ) -> None:
+    """Under ``stream_failure="retry"`` (Claude Code's) nothing of the broken attempt stays."""
     broken, stale_ids = _events(first, "stale_")
     broken = broken[: 1 + cut % (len(broken) - 1)]  # ends before message_stop
     good, ids = _events(second, "toolu_")
@@ -156,9 +173,11 @@ def test_every_tool_use_of_the_successful_attempt_is_answered_once_in_order(
             tools=TOOLS,
             messages=[{"role": "user", "content": "go"}],
             model="m",
+            policy=RETRY,
             retry_backoff=0.0,
         )
         assert outcome.attempts == 2
+        assert outcome.stream_error is None
         assert [u.id for u in outcome.tool_uses] == ids
         assert outcome.continues == bool(ids)
         if not ids:
@@ -174,6 +193,63 @@ def test_every_tool_use_of_the_successful_attempt_is_answered_once_in_order(
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     assert [r["tools"] for r in client.requests] == [TOOLS.to_api(), TOOLS.to_api()]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    first=st.lists(block, max_size=6),
+    cut=st.integers(min_value=1),
+    second=st.lists(block, max_size=6),
+)
+def test_a_failed_attempt_with_sealed_calls_is_kept_and_each_call_answered_once(
+    first: list[tuple[str, Any]], cut: int, second: list[tuple[str, Any]]
+) -> None:
+    """Under trioexec's rule a sealed call of a failed attempt is never re-asked nor hidden.
+
+    When the broken stream sealed a tool_use, the turn ends with it: every
+    sealed call answered once, in order, followed by a note; no second request.
+    When it sealed none, the request is sent again as before.
+    """
+    broken, _ = _events(first, "early_")
+    broken = broken[: 1 + cut % (len(broken) - 1)]  # ends before message_stop
+    sealed = _sealed_ids(broken)
+    good, ids = _events(second, "toolu_")
+    client = FakeClient([broken, good])
+    started.clear()
+    failures: list[FailedAttempt] = []
+
+    async def main() -> None:
+        outcome = await run_assistant_turn(
+            client,  # type: ignore[arg-type]
+            tools=TOOLS,
+            messages=[{"role": "user", "content": "go"}],
+            model="m",
+            retry_backoff=0.0,
+            on_stream_failure=failures.append,
+        )
+        expected = sealed or ids
+        assert outcome.attempts == (1 if sealed else 2)
+        assert [u.id for u in outcome.tool_uses] == expected
+        assert (outcome.stream_error is not None) == bool(sealed)
+        assert not outcome.interrupted
+        assert outcome.continues == bool(expected)
+        assert len(failures) == 1
+        assert failures[0].kept == bool(sealed)
+        assert [(u.id, fate) for u, fate in failures[0].calls] == [(i, "kept") for i in sealed]
+        if not expected:
+            assert outcome.user_message is None
+            return
+        assert outcome.user_message is not None
+        assert [r.tool_use_id for r in outcome.user_message.results] == expected
+        api = outcome.user_message.to_api()["content"]
+        assert isinstance(api, list)
+        notes = [b for b in api if isinstance(b, dict) and b["type"] == "text"]
+        assert len(notes) == (1 if sealed else 0)
+        if sealed:
+            assert "cut off" in str(notes[0]["text"])
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert len(client.requests) == (1 if sealed else 2)
 
 
 async def test_an_interrupt_during_the_backoff_ends_the_turn_with_nothing_stale(
@@ -196,6 +272,7 @@ async def test_an_interrupt_during_the_backoff_ends_the_turn_with_nothing_stale(
             messages=[{"role": "user", "content": "go"}],
             model="m",
             turn=turn,
+            policy=RETRY,  # the broken attempt sealed a call: only "retry" sends it again
             retry_backoff=10.0,
             on_retry=lambda n, exc: retried.append(n),
         )

@@ -6,15 +6,28 @@ knob and asserts what differs, so it fails if the knob is not wired.
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import pytest
 import trio
 import trio.testing
 from helpers import REJECT, Recorder, make_tool, results_of, use
 
-from trioexec import ConfigurationError, Policy, ToolUse, Turn, open_streaming_executor, run_tools
+from trioexec import (
+    ConfigurationError,
+    Policy,
+    ResultUpdate,
+    ToolUse,
+    Turn,
+    Update,
+    open_streaming_executor,
+    run_tools,
+)
 
 TRIOEXEC = Policy()
+PLAIN = attrs.evolve(TRIOEXEC, synthetic_texts="claude-code")
+"""trioexec's rules in Claude Code's words: for tests of a mechanism, compared by its texts."""
 CC_88 = Policy.preset("claude-code-2.1.88")
 CC_161 = Policy.preset("claude-code-2.1.161")
 CANCELLED_BY = "<tool_use_error>Cancelled: parallel tool call {} errored</tool_use_error>"
@@ -207,8 +220,8 @@ CASCADE_CALLS = [
 async def test_batch_cascade_off_lets_siblings_and_later_batches_run(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    cascading = await batch(CASCADE_CALLS, TRIOEXEC)
-    independent = await batch(CASCADE_CALLS, attrs.evolve(TRIOEXEC, batch_cascade=False))
+    cascading = await batch(CASCADE_CALLS, PLAIN)
+    independent = await batch(CASCADE_CALLS, attrs.evolve(PLAIN, batch_cascade=False))
     stopped = CANCELLED_BY.format("Bash(false)")
     assert {i: t for i, t, _ in cascading} == {
         "ok": "early",
@@ -231,8 +244,8 @@ async def test_cascade_on_names_decides_by_the_tool_name_not_the_declaration(
         use("long", "Read", sleep=5.0, output="long"),
         use("bad", "Shell", sleep=1.0, safe=True, command="false", error="Exit code 1"),
     ]
-    declared = await stream(calls, TRIOEXEC)
-    by_name = await stream(calls, attrs.evolve(TRIOEXEC, cascade_on=frozenset({"Bash"})))
+    declared = await stream(calls, PLAIN)
+    by_name = await stream(calls, attrs.evolve(PLAIN, cascade_on=frozenset({"Bash"})))
     assert {i: t for i, t, _ in declared}["long"] == CANCELLED_BY.format("Shell(false)")
     assert {i: t for i, t, _ in by_name}["long"] == "long"
 
@@ -271,8 +284,8 @@ async def test_interrupt_queued_by_behavior_starts_queued_block_calls(
             released = await stream(calls, policy, turn=turn)
         return {i: t for i, t, _ in released}
 
-    rejecting = await run(TRIOEXEC)
-    by_behavior = await run(attrs.evolve(TRIOEXEC, interrupt_queued="by-behavior"))
+    rejecting = await run(PLAIN)
+    by_behavior = await run(attrs.evolve(PLAIN, interrupt_queued="by-behavior"))
     assert rejecting == {"edit": "edited", "read": REJECT, "slow": REJECT}
     assert by_behavior == {"edit": "edited", "read": REJECT, "slow": "slow"}
 
@@ -280,7 +293,7 @@ async def test_interrupt_queued_by_behavior_starts_queued_block_calls(
 async def test_interrupt_queued_by_behavior_starts_block_calls_added_after_the_interrupt(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    for policy, expected in ((TRIOEXEC, REJECT), (CC_88, "slow")):
+    for policy, expected in ((PLAIN, REJECT), (CC_88, "slow")):
         turn = Turn()
         turn.interrupt()
         released = await stream([use("slow", "Slow", sleep=1.0, output="slow")], policy, turn=turn)
@@ -334,12 +347,48 @@ async def test_synthetic_texts_shorthand_overrides_the_policy(
 ) -> None:
     turn = Turn()
     turn.abort()
-    plain = await batch([use("a", "Read", sleep=1.0)], TRIOEXEC, turn=turn)
+    plain = await batch(
+        [use("a", "Read", sleep=1.0)], TRIOEXEC, turn=turn, synthetic_texts="claude-code"
+    )
     explained = await batch(
         [use("a", "Read", sleep=1.0)], CC_88, turn=turn, synthetic_texts="trioexec"
     )
     assert plain[0][1].startswith("The user doesn't want to take this action")
     assert explained[0][1] != plain[0][1]
+
+
+@pytest.mark.parametrize(
+    ("policy", "words"),
+    [
+        (TRIOEXEC, "Stopped by the application (turn deadline) while running: Read had started"),
+        (CC_88, "The user doesn't want to proceed with this tool use."),
+        (CC_161, "The user doesn't want to proceed with this tool use."),
+    ],
+    ids=["trioexec", "claude-code-2.1.88", "claude-code-2.1.161"],
+)
+async def test_an_application_deadline_is_told_as_such_by_default_and_as_cc_under_its_presets(
+    autojump_clock: trio.testing.MockClock, policy: Policy, words: str
+) -> None:
+    send, receive = trio.open_memory_channel[Update](math.inf)
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+
+            async def deadline() -> None:
+                await trio.sleep(1.0)
+                scope.cancel(reason="turn deadline")
+
+            nursery.start_soon(deadline)
+            await run_tools([use("a", "Read", sleep=5.0)], TOOLS, policy=policy, updates=send)
+    results = []
+    while True:
+        try:
+            update = receive.receive_nowait()
+        except trio.WouldBlock:
+            break
+        if isinstance(update, ResultUpdate):
+            results.append(update.result)
+    (result,) = results
+    assert result.text.startswith(words)
 
 
 async def test_partial_output_off_leaves_what_a_stopped_call_printed_out(

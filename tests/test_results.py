@@ -16,9 +16,11 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
+import trioexec
 from trioexec import ContentReplacementState, ImageBlock, TextBlock, Tool, ToolResult
 from trioexec._results._persist import (
     DEFAULT_MAX_RESULT_CHARS,
+    MAX_WRAPPER_CHARS,
     content_size,
     empty_placeholder,
     finalize_result,
@@ -158,8 +160,26 @@ async def test_error_never_persisted(tmp_path: Path) -> None:
     assert not (tmp_path / "tool-results").exists()
 
 
-async def test_no_session_dir_keeps_result_inline() -> None:
+async def test_without_a_session_dir_an_oversized_result_is_cut_with_a_marker() -> None:
     result = ToolResult("toolu_n", lines(80_000))
+    cut = await finalize_result(SizedTool(), result, session_dir=None)
+    assert isinstance(cut.content, str)
+    preview, has_more = generate_preview(lines(80_000))
+    assert has_more
+    assert cut.content == (
+        "<truncated-output>\n"
+        f"Output too large (78.1KB) and not kept: no session folder is configured, so only "
+        f"its first {len(preview):,} characters are shown and the other {80_000 - len(preview):,} "
+        "were cut. To see more, ask for less at a time (a narrower command or pattern, a range "
+        "of lines, head, tail or grep).\n\n"
+        f"Preview (first 2KB):\n{preview}\n...\n</truncated-output>"
+    )
+    assert is_persisted(cut.content)
+    assert await finalize_result(SizedTool(), cut, session_dir=None) is cut  # idempotent
+
+
+async def test_without_a_session_dir_a_result_under_the_threshold_stays_whole() -> None:
+    result = ToolResult("toolu_n", lines(50_000))
     assert await finalize_result(SizedTool(), result, session_dir=None) is result
 
 
@@ -503,3 +523,42 @@ async def test_output_that_only_starts_like_a_wrapper_is_still_persisted(tmp_pat
     )
     assert len(per_call.text) < 10_000
     assert len(budget[0].text) < 10_000
+
+
+# -- bounded by default: no session folder ---------------------------------------------------
+
+
+@trioexec.function_tool(concurrency_safe=True)
+async def flood(size: int) -> str:
+    """Print ``size`` characters."""
+    return lines(size)
+
+
+async def test_a_5_000_000_character_result_through_run_tools_without_session_dir_is_bounded() -> (
+    None
+):
+    uses = [trioexec.ToolUse("toolu_big", "flood", {"size": 5_000_000})]
+    outcome = await trioexec.run_tools(uses, [flood])
+    message = await trioexec.build_user_message(
+        outcome.updates, state=ContentReplacementState(), session_dir=None
+    )
+    (block,) = message.to_api()["content"]  # type: ignore[misc]
+    content = block["content"]  # type: ignore[index]
+    assert isinstance(content, str)
+    assert len(content) <= MAX_WRAPPER_CHARS
+    assert content.startswith("<truncated-output>\nOutput too large (4.8MB) and not kept")
+    assert "the other 4,998," in content  # how much was cut, in characters
+
+
+async def test_the_message_budget_bounds_results_under_the_per_call_threshold_too() -> None:
+    uses = [trioexec.ToolUse(f"toolu_{i}", "flood", {"size": 45_000}) for i in range(6)]
+    async with trioexec.open_streaming_executor([flood]) as executor:
+        for use in uses:
+            executor.add_tool(use)
+        released = [u async for u in executor.remaining() if isinstance(u, trioexec.ResultUpdate)]
+    assert all(content_size(u.result.content) == 45_000 for u in released)  # each under 50,000
+    message = await trioexec.build_user_message(
+        released, state=ContentReplacementState(), session_dir=None
+    )
+    assert sum(content_size(r.content) for r in message.results) <= 200_000
+    assert sum(is_persisted(r.content) for r in message.results) == 2  # 270,000 -> 2 cut

@@ -16,11 +16,13 @@ from trioexec._cli._main import main
 from trioexec._scenario._diff import call_facts, differing_calls, render_diff
 from trioexec._scenario._load import check_document, parse_scenario
 from trioexec._scenario._runner import run_scenario_sync
+from trioexec._texts import sibling_stopped_message
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES_DOC = ROOT / "docs" / "policies.md"
 UPDATE = os.environ.get("TRIOEXEC_UPDATE_GOLDEN") == "1"
 CASCADE = "<tool_use_error>Cancelled: parallel tool call Bash(false) errored</tool_use_error>"
+CASCADE_EXPLAINED = sibling_stopped_message("Bash(false)", "Read", started=True)
 
 
 def scenario(**extra: Any) -> dict[str, Any]:
@@ -125,7 +127,7 @@ def test_run_policy_replaces_the_files_policy(
     assert (code, err) == (0, "")
     results = json.loads(out)["results"]
     assert [r["tool_use_id"] for r in results] == ["slow", "fast", "bad"]  # arrival order
-    assert results[0]["content"] == CASCADE
+    assert results[0]["content"] == CASCADE_EXPLAINED  # and trioexec's explaining texts
 
 
 def test_run_policy_names_the_presets_when_it_knows_none(

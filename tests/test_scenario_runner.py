@@ -14,7 +14,7 @@ from trioexec._scenario._generate import generate_scenario
 from trioexec._scenario._load import parse_scenario
 from trioexec._scenario._report import OUTPUT_KINDS
 from trioexec._scenario._runner import run_scenario_sync
-from trioexec._texts import REJECT_MESSAGE
+from trioexec._texts import interrupted_message
 from trioexec.scenario import ScenarioRun, load_scenario, run_scenario
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def test_interrupt_in_the_instant_a_call_finishes_leaves_its_result(tmp_path: Pa
     )
     for _ in range(10):  # trio shuffles same-instant tasks; the outcome must not change
         result = run(document, tmp_path)
-        assert texts(result) == {"a": "A", "b": REJECT_MESSAGE}
+        assert texts(result) == {"a": "A", "b": interrupted_message("Read", started=True)}
 
 
 def test_call_arriving_in_the_instant_of_a_sibling_error_never_starts(tmp_path: Path) -> None:

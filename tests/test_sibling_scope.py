@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 from helpers import REJECT, Recorder, assert_no_new_tasks, make_tool, results_of, stubborn, use
@@ -26,6 +27,8 @@ from trioexec import (
     run_tools,
 )
 from trioexec.testing import SCRIPTED_INPUT_SCHEMA
+
+pytestmark = pytest.mark.usefixtures("claude_code_texts")  # mechanisms, in CC's words
 
 GREP = make_tool("Grep")
 

@@ -38,6 +38,8 @@ from trioexec import (
 from trioexec._core._concurrency import START_WAVE
 from trioexec.testing import SCRIPTED_INPUT_SCHEMA
 
+pytestmark = pytest.mark.usefixtures("claude_code_texts")  # mechanisms, in CC's words
+
 READ = make_tool("Read")
 BASH = make_tool("Bash", safe="input", cascades=True)
 

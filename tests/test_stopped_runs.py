@@ -30,6 +30,8 @@ from trioexec import (
 )
 from trioexec.hooks import HookInput, HookSet
 
+pytestmark = pytest.mark.usefixtures("claude_code_texts")  # mechanisms, in CC's words
+
 
 def starts(recorder: Recorder, tool_use_id: str) -> list[str]:
     """The events that mean a call began running (its state or its tool's body)."""

@@ -16,6 +16,7 @@ from trioexec import (
     build_user_message,
     run_tools,
 )
+from trioexec._texts import interrupted_message
 from trioexec.testing import ScriptedTool
 
 if TYPE_CHECKING:
@@ -77,12 +78,7 @@ async def test_interrupting_an_idle_turn_is_harmless() -> None:
     assert repr(turn) == "<Turn interrupted>"
     outcome = await run_tools([ToolUse("a", "Read", {"output": "x"})], [READ], turn=turn)
     assert outcome.results == (
-        ToolResult(
-            "a",
-            "The user doesn't want to take this action right now. STOP what you are doing and "
-            "wait for the user to tell you how to proceed.",
-            is_error=True,
-        ),
+        ToolResult("a", interrupted_message("Read", started=False), is_error=True),
     )
 
 
@@ -90,8 +86,8 @@ async def test_result_limits_let_the_budget_spare_self_managed_tools(tmp_path: P
     big_read = ScriptedTool("Read", concurrency_safe=True, max_result_size_chars=math.inf)
     big_dump = ScriptedTool("Dump", concurrency_safe=True)
     calls = [
-        ToolUse("r", "Read", {"output_size": 150_000}),
-        ToolUse("d", "Dump", {"output_size": 150_000}),
+        ToolUse("r", "Read", {"output_size": 160_000}),
+        ToolUse("d", "Dump", {"output_size": 49_000}),  # under the per-call threshold
     ]
     outcome = await run_tools(calls, [big_read, big_dump])
     assert outcome.result_limits == {"r": math.inf, "d": 100_000}

@@ -41,6 +41,7 @@ __all__ = [
     "sibling_error_message",
     "sibling_stopped_message",
     "stopped_by_pre_tool_use_hook",
+    "stream_cut_note",
     "system_reminder",
     "timeout_message",
     "tool_use_error",
@@ -129,6 +130,22 @@ def application_stopped_message(
         f"Stopped by the application ({reason}) while running: {tool_name} had started and "
         f"was stopped before it finished, {_MAY_HAVE_RUN}; the user did not stop it.",
         output,
+    )
+
+
+def stream_cut_note(failure: str, calls: int) -> str:
+    """The note after the answers of a message whose stream failed (``stream_failure="continue"``).
+
+    ``failure`` says what went wrong (``the connection closed before the
+    message ended``); ``calls`` is how many tool calls the message had sealed.
+    """
+    which = "The tool call" if calls == 1 else f"The {calls} tool calls"
+    ran = "it ran once; its result is" if calls == 1 else "each ran once; their results are"
+    return system_reminder(
+        f"Your previous message was cut off: {failure}. {which} it held before the cut "
+        f"{'was' if calls == 1 else 'were'} kept and {ran} above. Nothing was retried or will "
+        "be run again on its own: continue from these results, and call a tool again only if "
+        "you need it again."
     )
 
 

@@ -19,6 +19,9 @@ from ._anthropic._agent import StopHook as StopHook
 from ._anthropic._transcript import Transcript as Transcript
 from ._anthropic._transcript import default_transcript_path as default_transcript_path
 from ._anthropic._turn import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+from ._anthropic._turn import AttemptCallFate as AttemptCallFate
+from ._anthropic._turn import FailedAttempt as FailedAttempt
+from ._anthropic._turn import MalformedStreamError as MalformedStreamError
 from ._anthropic._turn import ModelStreamError as ModelStreamError
 from ._anthropic._turn import TurnOutcome as TurnOutcome
 from ._anthropic._turn import run_assistant_turn as run_assistant_turn
@@ -28,6 +31,9 @@ __all__ = [
     "Agent",
     "AgentResult",
     "AgentStopReason",
+    "AttemptCallFate",
+    "FailedAttempt",
+    "MalformedStreamError",
     "ModelStreamError",
     "StopHook",
     "Transcript",

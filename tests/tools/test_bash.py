@@ -25,6 +25,7 @@ from trioexec import (
 )
 from trioexec._contract._format_error import format_tool_error
 from trioexec._contract._validation import compile_tool
+from trioexec._texts import sibling_stopped_message
 from trioexec.lowlevel import live_group_members
 from trioexec.tools import (
     BashInput,
@@ -272,9 +273,7 @@ async def test_a_failing_sibling_cancels_a_running_command_and_its_group(tmp_pat
     assert fail_result.is_error
     assert fail_result.content == "Exit code 1"
     assert sleep_result.is_error
-    assert sleep_result.content == (
-        "<tool_use_error>Cancelled: parallel tool call Bash(false) errored</tool_use_error>"
-    )
+    assert sleep_result.content == sibling_stopped_message("Bash(false)", "Bash", started=True)
     assert pids
     assert live_group_members(pids[0]) == []
 

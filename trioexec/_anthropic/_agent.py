@@ -26,7 +26,13 @@ from .._errors import ConfigurationError
 from .._guard._rails import GuardRails
 from .._models import JSONObject
 from .._results._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
-from ._turn import DEFAULT_MAX_TOKENS, TurnOutcome, run_assistant_turn
+from ._turn import (
+    DEFAULT_MAX_TOKENS,
+    FailedAttempt,
+    ModelStreamError,
+    TurnOutcome,
+    run_assistant_turn,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
 
     from .._contract._tool import Tool
     from .._core._events import Observer
+    from .._core._policy import Policy
     from .._models import JSONValue, ToolUse, Update
     from ._transcript import Transcript
 
@@ -82,10 +89,9 @@ class Agent:
         max_turns: assistant turns per :meth:`run` at most (None: no limit).
         stop_hook: asked when the model ends its turn; may make it continue.
         messages: a conversation to continue (API shape).
-        guard / cwd / session_dir / observers / max_concurrency / budget /
-        max_attempts / retry_backoff / on_text / on_tool_use / on_update /
-        on_retry: passed
-            to every turn.
+        guard / cwd / session_dir / observers / max_concurrency / policy /
+        budget / max_attempts / retry_backoff / on_text / on_tool_use /
+        on_update / on_retry / on_stream_failure: passed to every turn.
         on_turn: called with (turn number, outcome) after each turn.
         transcript: where each message is written as it is added (the
             prompt, every assistant message, every tool-result user message,
@@ -114,6 +120,7 @@ class Agent:
         session_dir: Path | None = None,
         observers: Iterable[Observer] = (),
         max_concurrency: int | None = None,
+        policy: Policy | None = None,
         budget: int = DEFAULT_MESSAGE_BUDGET,
         max_attempts: int = 3,
         retry_backoff: float = 0.5,
@@ -121,6 +128,7 @@ class Agent:
         on_tool_use: Callable[[ToolUse], None] | None = None,
         on_update: Callable[[Update], None] | None = None,
         on_retry: Callable[[int, BaseException], None] | None = None,
+        on_stream_failure: Callable[[FailedAttempt], None] | None = None,
         on_turn: Callable[[int, TurnOutcome], None] | None = None,
         transcript: Transcript | None = None,
     ) -> None:
@@ -150,6 +158,7 @@ class Agent:
             "session_dir": session_dir,
             "observers": tuple(observers),
             "max_concurrency": max_concurrency,
+            "policy": policy,
             "budget": budget,
             "max_attempts": max_attempts,
             "retry_backoff": retry_backoff,
@@ -157,6 +166,7 @@ class Agent:
             "on_tool_use": on_tool_use,
             "on_update": on_update,
             "on_retry": on_retry,
+            "on_stream_failure": on_stream_failure,
         }
         self._turn: Turn | None = None
         self._stop: Literal["interrupted", "aborted"] | None = None
@@ -186,9 +196,14 @@ class Agent:
         ``max_turns`` turns ran while the model still wanted tools
         (``"max_turns"``), or :meth:`interrupt` / :meth:`abort` was called.
 
+        A turn whose stream failed after tool calls were sealed (policy
+        ``stream_failure="continue"``) is added as it stood, with its calls'
+        answers; the next request continues from it.
+
         Raises:
             ModelStreamError: a request failed for good; :attr:`messages`
-                holds the conversation up to the failed request.
+                holds the conversation up to the failed request (with the
+                answers of any calls of a cut-off message that ran).
 
         On cancellation the turn in progress is cancelled (its tools too) and
         its messages are not added.
@@ -226,6 +241,12 @@ class Agent:
                 return self._result(turns, "aborted", outcome)
             if outcome.interrupted:
                 return self._result(turns, "interrupted", outcome)
+            error = outcome.stream_error
+            if error is not None and not outcome.resumable:
+                raise ModelStreamError(
+                    f"the model's stream failed: {type(error).__name__}: {error}",
+                    attempts=outcome.attempts,
+                ) from error
             if outcome.user_message is not None and outcome.user_message.stopped_continuation:
                 return self._result(turns, "hook_stopped", outcome)
             if outcome.continues:

@@ -12,11 +12,25 @@ the releasable progress and results are drained.  Whether the loop continues
 is decided by whether a tool_use block arrived, never by ``stop_reason``.
 
 A stream that fails before ``message_stop`` (an ``error`` event, a dropped
-connection, a transport error) is an abandoned attempt: its executor is
-:meth:`~trioexec.StreamingExecutor.discard`-ed (executing calls cancelled,
-nothing released) and the request is sent again with a fresh executor, at
-most ``max_attempts`` times with exponential backoff, so no tool_use id of a
-failed attempt can reach the conversation.
+connection, a transport error, a malformed event) is handled by the policy's
+``stream_failure`` rule:
+
+* ``"continue"`` (trioexec): when the failed attempt had sealed at least one
+  tool_use, the message ends at the failure.  Every sealed call runs once to
+  its answer (those already executing are not cancelled, those queued start
+  as usual), and the cut-off assistant message, the answers and a note that
+  the stream failed join the conversation; the agent loop asks the model
+  again from there.  A call that ran is never run again by a retry, and the
+  model is never left unaware of it: exactly once across stream failures.
+* ``"retry"`` (Claude Code's streaming fallback): the attempt's executor is
+  :meth:`~trioexec.StreamingExecutor.discard`-ed and the request is sent
+  again with a fresh executor, so no tool_use id of the failed attempt
+  reaches the conversation (and whatever its calls did is not told).
+
+A failure before any tool_use was sealed is retried under both rules (only
+text was lost), at most ``max_attempts`` requests with exponential backoff.
+``on_stream_failure`` is told, for every failed attempt, what happened to
+each of its calls (:class:`FailedAttempt`).
 
 This module imports the ``anthropic`` SDK; it is reached only through
 :mod:`trioexec.anthropic`, never from ``import trioexec``.
@@ -25,19 +39,22 @@ This module imports the ``anthropic`` SDK; it is reached only through
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import anthropic
 import attrs
 import trio
 
 from .._contract._registry import ToolRegistry
+from .._core._events import Observer
+from .._core._policy import resolve_policy
 from .._core._streaming import StreamingExecutor, open_streaming_executor
 from .._core._turn import Turn
 from .._errors import ConfigurationError, TrioexecError
 from .._models import JSONObject, JSONValue, ResultUpdate, ToolUse, Update
 from .._results._budget import DEFAULT_MESSAGE_BUDGET, ContentReplacementState
 from .._results._message import UserMessage, build_user_message
+from .._texts import stream_cut_note
 from ._assembler import ToolUseAssembler
 
 if TYPE_CHECKING:
@@ -45,11 +62,15 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .._contract._tool import Tool
-    from .._core._events import Observer
+    from .._core._events import CallEvent
+    from .._core._policy import Policy
     from .._guard._rails import GuardRails
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
+    "AttemptCallFate",
+    "FailedAttempt",
+    "MalformedStreamError",
     "ModelStreamError",
     "TurnOutcome",
     "run_assistant_turn",
@@ -59,6 +80,10 @@ DEFAULT_MAX_TOKENS = 8192
 """``max_tokens`` of each request unless the caller gives another."""
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+_MALFORMED = (ValueError, LookupError, TypeError, AttributeError)
+"""What the SDK raises reading an event that is not JSON or not an event's shape
+(``json.JSONDecodeError`` and pydantic's errors are ``ValueError``; accumulating a
+delta for a block that never started is a ``LookupError``)."""
 _TRANSPORT_PACKAGES = frozenset({"httpx", "httpx2", "httpcore", "httpcore2", "h11", "anyio"})
 """Where a transport failure the SDK did not wrap comes from (a read cut mid-stream)."""
 
@@ -79,6 +104,41 @@ class IncompleteStreamError(Exception):
     """The stream ended without ``message_stop`` (the connection closed early)."""
 
 
+class MalformedStreamError(TrioexecError):
+    """The stream sent an event the SDK could not read (not JSON, or not an event's shape).
+
+    A stream failure like a dropped connection: retried, then reported as the
+    cause of :class:`ModelStreamError`; the SDK's exception is the ``__cause__``.
+    """
+
+
+AttemptCallFate: TypeAlias = Literal["kept", "not_started", "cancelled", "discarded"]
+"""What happened to one call of a failed attempt: ``"kept"`` (it runs or ran once and
+its answer joins the conversation: ``stream_failure="continue"``); under ``"retry"``,
+``"not_started"`` (it never ran), ``"cancelled"`` (it was stopped while running, so
+it may have done part of its work) or ``"discarded"`` (it ran to its end and its
+result was thrown away: the model is not told it ran)."""
+
+
+@attrs.frozen
+class FailedAttempt:
+    """One request whose stream failed, and what happened to each of its calls.
+
+    Attributes:
+        attempt: the request's number in this turn (1 for the first).
+        error: the failure (:class:`MalformedStreamError` for a bad event).
+        kept: the sealed calls were kept and the conversation continues from
+            them (``stream_failure="continue"``); False: the attempt was
+            discarded.
+        calls: every sealed tool_use of the attempt with its fate, in order.
+    """
+
+    attempt: int
+    error: BaseException
+    kept: bool
+    calls: tuple[tuple[ToolUse, AttemptCallFate], ...]
+
+
 @attrs.frozen
 class TurnOutcome:
     """What one assistant turn produced.
@@ -96,6 +156,12 @@ class TurnOutcome:
         interrupted: the turn was interrupted or aborted while streaming or
             while its tools ran.
         aborted: the turn was aborted.
+        stream_error: the failure that cut the message short when its sealed
+            calls were kept (``stream_failure="continue"``); the assistant
+            message is what had arrived, and the user message ends with a
+            note saying so.  None when the stream ended normally.
+        resumable: after a ``stream_error``, whether asking the model again
+            is worth it (the failure is one a retry could cure).
     """
 
     assistant: JSONObject
@@ -105,17 +171,21 @@ class TurnOutcome:
     attempts: int = 1
     interrupted: bool = False
     aborted: bool = False
+    stream_error: BaseException | None = None
+    resumable: bool = True
 
     @property
     def continues(self) -> bool:
         """Whether the agent loop should ask the model again.
 
-        True iff a tool_use arrived, the turn was not interrupted and no hook
-        asked to stop continuation.
+        True iff a tool_use arrived, the turn was not interrupted, no hook
+        asked to stop continuation, and a stream failure that cut the message
+        short (if any) is one a new request could cure.
         """
         return (
             bool(self.tool_uses)
             and not self.interrupted
+            and (self.stream_error is None or self.resumable)
             and self.user_message is not None
             and not self.user_message.stopped_continuation
         )
@@ -161,6 +231,37 @@ class _Attempt:
     finished: bool = False
 
 
+class _CallLog(Observer):
+    """Which calls of one attempt started, and how each ended (for :class:`FailedAttempt`)."""
+
+    def __init__(self) -> None:
+        self.started: set[str] = set()
+        self.cancelled: set[str] = set()
+
+    def call_event(self, event: CallEvent) -> None:
+        if event.kind == "started":
+            self.started.add(event.tool_use_id)
+        elif event.kind == "cancelled":
+            self.cancelled.add(event.tool_use_id)
+
+    def fates(
+        self, tool_uses: Iterable[ToolUse], *, kept: bool
+    ) -> tuple[tuple[ToolUse, AttemptCallFate], ...]:
+        out: list[tuple[ToolUse, AttemptCallFate]] = []
+        for tool_use in tool_uses:
+            fate: AttemptCallFate
+            if kept:
+                fate = "kept"
+            elif tool_use.id not in self.started:
+                fate = "not_started"
+            elif tool_use.id in self.cancelled:
+                fate = "cancelled"
+            else:
+                fate = "discarded"
+            out.append((tool_use, fate))
+        return tuple(out)
+
+
 @attrs.define(eq=False)
 class _Deliver:
     """Hands drained updates to the caller and keeps the attempt's results."""
@@ -191,6 +292,7 @@ async def run_assistant_turn(
     session_dir: Path | None = None,
     observers: Iterable[Observer] = (),
     max_concurrency: int | None = None,
+    policy: Policy | None = None,
     replacement_state: ContentReplacementState | None = None,
     budget: int = DEFAULT_MESSAGE_BUDGET,
     max_attempts: int = 3,
@@ -199,6 +301,7 @@ async def run_assistant_turn(
     on_tool_use: Callable[[ToolUse], None] | None = None,
     on_update: Callable[[Update], None] | None = None,
     on_retry: Callable[[int, BaseException], None] | None = None,
+    on_stream_failure: Callable[[FailedAttempt], None] | None = None,
 ) -> TurnOutcome:
     """Stream one assistant message and run its tool calls while it streams.
 
@@ -213,18 +316,22 @@ async def run_assistant_turn(
         turn: interrupt/abort it to stop this turn (a fresh one by default):
             reading the stream stops, ``"cancel"`` tools are cancelled
             (abort: every tool), and every sealed tool_use is still answered.
-        guard / cwd / session_dir / observers / max_concurrency: as for
-            :func:`~trioexec.open_streaming_executor`.
+        guard / cwd / session_dir / observers / max_concurrency / policy: as
+            for :func:`~trioexec.open_streaming_executor`; the policy's
+            ``stream_failure`` also decides what a failed stream does (see
+            the module docstring).
         replacement_state / budget: the message budget (SPEC §7); pass one
             state for a whole conversation so decisions stay byte-stable.
         max_attempts: requests sent at most when a stream fails before
-            ``message_stop`` (>= 1).
+            ``message_stop`` and the attempt is not kept (>= 1).
         retry_backoff: seconds before the first retry, doubled each time.
         on_text: called with each text delta as it streams.
         on_tool_use: called with each sealed tool_use, just before it goes to
             the executor (a UI's cue to show the call).
         on_update: called with each progress update and released result.
         on_retry: called with (attempt number, failure) before a retry.
+        on_stream_failure: called with a :class:`FailedAttempt` once a failed
+            attempt's calls are settled (kept, or discarded before a retry).
 
     Returns:
         The :class:`TurnOutcome`.
@@ -232,8 +339,10 @@ async def run_assistant_turn(
     Raises:
         ModelStreamError: every attempt failed, or the request was refused
             with an error that is not worth retrying (a 4xx such as an invalid
-            key); the SDK's exception is the ``__cause__``.
-        ConfigurationError: ``max_attempts`` is below 1.
+            key); the SDK's exception is the ``__cause__``.  Never once a
+            failed attempt's calls were kept: the outcome says so instead
+            (``stream_error``).
+        ConfigurationError: ``max_attempts`` is below 1, or a bad ``policy``.
 
     On cancellation (from outside) the executor's calls are cancelled and
     awaited; nothing is returned.
@@ -241,6 +350,8 @@ async def run_assistant_turn(
     if max_attempts < 1:
         raise ConfigurationError(f"max_attempts must be >= 1, not {max_attempts}")
     registry = ToolRegistry.coerce(tools)
+    run_policy = resolve_policy(policy)
+    keeps = run_policy.stream_failure == "continue"
     observers = tuple(observers)
     turn = turn if turn is not None else Turn()
     state = replacement_state if replacement_state is not None else ContentReplacementState()
@@ -254,21 +365,24 @@ async def run_assistant_turn(
     if definitions:
         params["tools"] = definitions
     attempt_number = 0
+    kept: BaseException | None = None  # the failure of an attempt whose calls were kept
     while True:
         attempt_number += 1
         watch = _StreamWatch()
         attempt = _Attempt()
         failure: BaseException | None = None
         limits: dict[str, float] = {}
+        log = _CallLog()
         turn._attach(watch)
         try:
             async with open_streaming_executor(
                 registry,
                 turn=turn,
                 guard=guard,
+                policy=run_policy,
                 cwd=cwd,
                 session_dir=session_dir,
-                observers=observers,
+                observers=(*observers, log),
                 max_concurrency=max_concurrency,
             ) as executor:
                 deliver = _Deliver(attempt, on_update, on_tool_use)
@@ -279,15 +393,22 @@ async def run_assistant_turn(
                         await _read_stream(client, params, attempt, executor, deliver, on_text)
                     except Exception as exc:
                         failure = exc
-                if failure is not None:
+                if failure is not None and not (keeps and attempt.tool_uses):
                     executor.discard()
-                else:
+                else:  # the message ended, or ends here: every sealed call is answered
                     async for update in executor.remaining():
                         deliver([update])
                     limits = executor.result_limits
         finally:
             turn._detach(watch)
         if failure is None:
+            break
+        keep = keeps and bool(attempt.tool_uses)
+        if on_stream_failure is not None:
+            calls = log.fates(attempt.tool_uses, kept=keep)
+            on_stream_failure(FailedAttempt(attempt_number, failure, keep, calls))
+        if keep:
+            kept = failure
             break
         if not _retryable(failure, attempt) or attempt_number >= max_attempts:
             raise ModelStreamError(
@@ -310,7 +431,7 @@ async def run_assistant_turn(
             attempt = _Attempt()
             break
 
-    interrupted = turn.interrupted or not attempt.finished
+    interrupted = turn.interrupted or (not attempt.finished and kept is None)
     _flush_texts(attempt)
     user_message = None
     if attempt.tool_uses:
@@ -321,14 +442,19 @@ async def run_assistant_turn(
             budget=budget,
             limits=limits,
         )
+        if kept is not None:
+            note = stream_cut_note(_describe_failure(kept), len(attempt.tool_uses))
+            user_message = attrs.evolve(user_message, notes=(*user_message.notes, note))
     return TurnOutcome(
         assistant={"role": "assistant", "content": attempt.content},
         tool_uses=tuple(attempt.tool_uses),
         user_message=user_message,
-        stop_reason=None if interrupted else attempt.stop_reason,
+        stop_reason=None if interrupted or kept is not None else attempt.stop_reason,
         attempts=attempt_number,
         interrupted=interrupted,
         aborted=turn.aborted,
+        stream_error=kept,
+        resumable=kept is None or _retryable(kept, attempt),
     )
 
 
@@ -347,8 +473,16 @@ async def _read_stream(
     """
     assembler = ToolUseAssembler()
     async with client.messages.stream(**params) as stream:
-        async for raw_event in stream:
-            event: Any = raw_event  # the SDK's event union, read by its ``type``
+        events = stream.__aiter__()
+        while True:
+            try:
+                event: Any = await events.__anext__()  # the SDK's event union, read by its type
+            except StopAsyncIteration:
+                break
+            except _MALFORMED as exc:  # the SDK could not parse or accumulate an event
+                raise MalformedStreamError(
+                    f"the stream sent a malformed event ({type(exc).__name__}: {exc})"
+                ) from exc
             kind = event.type
             if kind == "message_start":
                 attempt.began = True
@@ -404,9 +538,23 @@ def _flush_texts(attempt: _Attempt) -> None:
             attempt.content.append({"type": "text", "text": text})
 
 
+def _describe_failure(failure: BaseException) -> str:
+    """What cut a message short, in words for the model."""
+    if isinstance(failure, IncompleteStreamError):
+        return "the connection closed before the message ended"
+    if isinstance(failure, MalformedStreamError):
+        return "the stream sent an event that could not be read"
+    if isinstance(failure, anthropic.APIStatusError):
+        body = failure.body
+        error = body.get("error") if isinstance(body, dict) else None
+        kind = error.get("type") if isinstance(error, dict) else None
+        return f"the stream reported an error ({kind or failure.status_code})"
+    return f"the stream failed ({type(failure).__name__})"
+
+
 def _retryable(failure: BaseException, attempt: _Attempt) -> bool:
     """A failure mid-stream is always worth a retry; before it, only a transient one."""
-    if isinstance(failure, IncompleteStreamError):
+    if isinstance(failure, (IncompleteStreamError, MalformedStreamError)):
         return True
     if isinstance(failure, anthropic.APIConnectionError):
         return True

@@ -6,12 +6,15 @@
                    [--permission-mode MODE] [--transcript FILE | --no-transcript]
                    [--json] PROMPT
 
-The SDK reads ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``; the model is
+The SDK reads ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``; with
+neither the command stops with a usage error before any request) and
+``ANTHROPIC_BASE_URL``; the model is
 ``--model``, else ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL`.  Settings
 are discovered as Claude Code does (:func:`~trioexec.default_settings_paths`),
 then each ``--settings`` file (highest precedence last).  An ``ask`` is put
-to the user on a terminal and refused when stdin is not one.  The first
-Ctrl-C interrupts the turn, the second aborts it.
+to the user on a terminal and refused when stdin is not one.  Ctrl-C at
+such a question answers it no; otherwise the first Ctrl-C interrupts the
+turn (naming what runs on), the second aborts it.
 
 Exit status: 0 when the model ends its turn, 1 on an API error or when
 ``--max-turns`` is reached (one line on stderr), 2 on a usage error, 130
@@ -35,6 +38,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -54,12 +58,14 @@ from .._core._events import CallEvent, Observer
 from .._errors import ConfigurationError, ToolDefinitionError
 from .._guard._rails import GuardRails
 from .._guard._settings import default_settings_paths
+from .._hooks._config import HookEvent, HookSet
 from .._models import ProgressUpdate, ToolResult, ToolUse
 from .._texts import describe_tool_use
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from .._anthropic._turn import FailedAttempt
     from .._models import JSONValue, Update
 
 __all__ = [
@@ -142,6 +148,19 @@ def add_agent_command(subparsers: Any) -> None:  # noqa: ANN401 - argparse's pri
     agent.add_argument(
         "--permission-mode", default=None, metavar="MODE", help=f"the permission mode: {modes}"
     )
+    agent.add_argument(
+        "--approve-mcp",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="start the MCP server NAME of the project's .mcp.json without asking (repeatable)",
+    )
+    agent.add_argument(
+        "--approve-all-mcp",
+        action="store_true",
+        help="start every MCP server of the project's .mcp.json without asking "
+        "(except those disabledMcpjsonServers names)",
+    )
     where = agent.add_mutually_exclusive_group()
     where.add_argument(
         "--transcript",
@@ -181,7 +200,12 @@ def _command(args: argparse.Namespace) -> int:
     cwd = Path(args.cwd).expanduser().absolute()
     found = (file.path for file in default_settings_paths(cwd))
     settings = [*found, *(Path(f) for f in args.settings)]
-    return run_agent(args, tool_providers=(mcp_json_provider(settings),))
+    provider = mcp_json_provider(
+        settings,
+        approve=getattr(args, "approve_mcp", None) or (),
+        approve_all=bool(getattr(args, "approve_all_mcp", False)),
+    )
+    return run_agent(args, tool_providers=(provider,))
 
 
 class _UsageError(Exception):
@@ -216,6 +240,10 @@ def run_agent(
             )
         except ConfigurationError as exc:
             raise _UsageError(str(exc)) from None
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise _UsageError(
+                "no API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a bearer token)"
+            )
         return trio.run(
             _run,
             args,
@@ -279,9 +307,12 @@ async def _run(
     except anthropic.AnthropicError as exc:
         raise _UsageError(f"{exc} (set ANTHROPIC_API_KEY)") from None
     model = args.model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
-    display = _Display(out, err, quiet=bool(args.json))
+    display = _Display(out, err, quiet=bool(args.json), hooks=guard.hooks)
     session_dir = Path(tempfile.mkdtemp(prefix="trioexec-agent-"))
     async with contextlib.AsyncExitStack() as stack:
+        # Removed on the way out unless a result was persisted there (the
+        # transcript's tool_results point at those files).
+        stack.callback(_remove_if_empty, session_dir)
         tools: list[Tool[Any]] = list(default_tools(cwd))
         for provider in providers:
             tools.extend(await stack.enter_async_context(provider(setup)))
@@ -306,20 +337,23 @@ async def _run(
                 on_tool_use=display.describe,
                 on_update=display.update,
                 on_retry=display.retry,
+                on_stream_failure=display.stream_failed,
                 transcript=transcript,
             )
         except (ToolDefinitionError, ConfigurationError) as exc:
             raise _UsageError(str(exc)) from None
         prompter.display = display
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_watch_ctrl_c, agent, err)
+            stops = {tool.name: tool.interrupt_behavior == "cancel" for tool in registry}
+            nursery.start_soon(_watch_ctrl_c, agent, err, prompter, display, stops)
             try:
                 result = await agent.run(" ".join(args.prompt))
             except ModelStreamError as exc:
                 display.end()
                 if args.json:
                     _print_json(out, agent.messages, None, "api_error", str(exc))
-                print(f"trioexec agent: API error: {_cause(exc)}", file=err)
+                kind = "API error" if _is_api_error(exc) else "stream error"
+                print(f"trioexec agent: {kind}: {_cause(exc)}", file=err)
                 return 1
             finally:
                 nursery.cancel_scope.cancel(reason="the agent finished")
@@ -337,6 +371,24 @@ async def _run(
         print(f"trioexec agent: {result.stop_reason}", file=err)
         return 130
     return 0
+
+
+def _is_api_error(exc: BaseException) -> bool:
+    """The request was refused or failed in the API, not in the stream's transport or format."""
+    import anthropic
+
+    return isinstance(exc.__cause__, anthropic.APIStatusError)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """Remove ``folder`` (and its empty subfolders) unless it holds a file."""
+    if any(path.is_file() or path.is_symlink() for path in folder.rglob("*")):
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
 def _cause(exc: BaseException) -> str:
@@ -365,17 +417,42 @@ def _print_json(
     out.flush()
 
 
-async def _watch_ctrl_c(agent: Any, err: TextIO) -> None:  # noqa: ANN401 - an Agent
-    """First Ctrl-C: interrupt the turn; second: abort it; a third: stop at once."""
+async def _watch_ctrl_c(
+    agent: Any,  # noqa: ANN401 - an Agent
+    err: TextIO,
+    prompter: _Prompter,
+    display: _Display,
+    stops: Mapping[str, bool],
+) -> None:
+    """Ctrl-C at a question answers no; otherwise the first interrupts, the second aborts.
+
+    ``stops``: tool name -> whether an interrupt stops its running calls
+    (``interrupt_behavior == "cancel"``); what would go on running is named.
+    A third Ctrl-C stops at once.
+    """
     with trio.open_signal_receiver(signal.SIGINT) as signals:
         count = 0
         async for _ in signals:
+            if prompter.refuse():
+                continue  # the question is answered no (and says so); nothing else stops
             count += 1
             if count == 1:
-                print("\n[interrupting the turn; Ctrl-C again to abort]", file=err, flush=True)
+                going_on = display.running(stops)
+                if going_on:
+                    line = (
+                        "\n[interrupting the turn: nothing new starts; still running: "
+                        f"{', '.join(going_on)}. Ctrl-C again stops everything]"
+                    )
+                else:
+                    line = "\n[interrupting the turn; Ctrl-C again stops everything]"
+                print(line, file=err, flush=True)
                 agent.interrupt()
             elif count == 2:
-                print("[aborting the turn]", file=err, flush=True)
+                print(
+                    "\n[stopping everything: every running tool and hook is cancelled]",
+                    file=err,
+                    flush=True,
+                )
                 agent.abort()
             else:
                 raise KeyboardInterrupt
@@ -386,13 +463,21 @@ class _Display(Observer):
 
     _SYMBOLS: Mapping[str, str] = {"ok": "✓", "error": "✗", "cancelled": "⊘"}
 
-    def __init__(self, out: TextIO, err: TextIO, *, quiet: bool) -> None:
+    def __init__(
+        self, out: TextIO, err: TextIO, *, quiet: bool, hooks: HookSet | None = None
+    ) -> None:
         self._out = out
         self._err = err
         self._quiet = quiet
+        self._hooks = hooks if hooks is not None else HookSet()
         self._labels: dict[str, str] = {}
+        self._names: dict[str, str] = {}
         self._started: dict[str, float] = {}
+        # What each unfinished call is doing: "hook" (its PreToolUse hooks), "guard"
+        # (the permission check), "tool" (Tool.call), "post" (its PostToolUse hooks).
+        self._phase: dict[str, str] = {}
         self._at_line_start = True
+        self._explained = 0  # the attempt whose failure stream_failed() described
 
     def text(self, delta: str) -> None:
         if self._quiet or not delta:
@@ -403,6 +488,26 @@ class _Display(Observer):
 
     def describe(self, tool_use: ToolUse) -> None:
         self._labels[tool_use.id] = describe_tool_use(tool_use)
+        self._names[tool_use.id] = tool_use.name
+
+    def running(self, stops: Mapping[str, bool]) -> list[str]:
+        """What an interrupt leaves running: hooks, and calls of tools it does not stop."""
+        out = []
+        for tool_use_id, phase in self._phase.items():
+            label = self._labels.get(tool_use_id, tool_use_id)
+            if phase == "hook":
+                out.append(f"the PreToolUse hook of {label}")
+            elif phase == "post":
+                out.append(f"the PostToolUse hook of {label}")
+            elif not stops.get(self._names.get(tool_use_id, ""), False):
+                out.append(label)
+        return out
+
+    def _hook_labels(self, event: HookEvent, tool_use_id: str) -> list[str]:
+        name = self._names.get(tool_use_id)
+        if name is None:
+            return []
+        return [entry.label for entry in self._hooks.matching(event, name)]
 
     def line(self, text: str) -> None:
         if self._quiet:
@@ -414,12 +519,27 @@ class _Display(Observer):
         self._at_line_start = True
 
     def call_event(self, event: CallEvent) -> None:
-        label = self._labels.get(event.tool_use_id, event.tool_use_id)
+        tool_use_id = event.tool_use_id
+        label = self._labels.get(tool_use_id, tool_use_id)
         if event.kind == "started":
-            self._started[event.tool_use_id] = event.time
+            self._started[tool_use_id] = event.time
+            # Its PreToolUse hooks and the permission check come first: the
+            # screen shows a hook as the hook, and ▶ once the tool itself runs.
+            hooks = self._hook_labels("PreToolUse", tool_use_id)
+            self._phase[tool_use_id] = "hook" if hooks else "guard"
+            if hooks:
+                self.line(f"  ⚙ PreToolUse hook of {label}: {', '.join(hooks)}")
+        elif event.kind == "call_began":
+            self._phase[tool_use_id] = "tool"
             self.line(f"  ▶ {label}")
+        elif event.kind == "call_ended":
+            hooks = self._hook_labels("PostToolUse", tool_use_id)
+            if hooks:
+                self._phase[tool_use_id] = "post"
+                self.line(f"  ⚙ PostToolUse hook of {label}: {', '.join(hooks)}")
         elif event.kind in ("completed", "cancelled"):
-            took = event.time - self._started.get(event.tool_use_id, event.time)
+            self._phase.pop(tool_use_id, None)
+            took = event.time - self._started.get(tool_use_id, event.time)
             result = event.data
             if event.kind == "cancelled":
                 state, detail = "cancelled", f"  {event.reason}" if event.reason else ""
@@ -433,13 +553,44 @@ class _Display(Observer):
             label = self._labels.get(update.tool_use_id, update.tool_use_id)
             self.line(f"    … {label}: {update.data[:100]}")
 
+    _FATES: Mapping[str, str] = {
+        "kept": "kept: it ran once, and the model is told its result",
+        "not_started": "never started",
+        "cancelled": "stopped while running (it may have done part of its work); "
+        "its result is discarded",
+        "discarded": "ran to its end; its result is discarded (the model is not told it ran)",
+    }
+
+    def stream_failed(self, failed: FailedAttempt) -> None:
+        """Say what happened to each call of a failed attempt (nothing when it had none)."""
+        self._explained = failed.attempt
+        calls = len(failed.calls)
+        if not calls:
+            self._explained = 0  # the retry line or the final error says it all
+            return
+        error = _one_line(failed.error)
+        counted = "1 tool call" if calls == 1 else f"{calls} tool calls"
+        if failed.kept:
+            results = "its result" if calls == 1 else "their results"
+            head = f"the stream failed after {counted} ({error}); the model continues from "
+            head += results
+        else:
+            head = f"the stream failed ({error}); attempt {failed.attempt} and its {counted} "
+            head += "are discarded"
+        lines = [f"trioexec agent: {head}"]
+        for tool_use, fate in failed.calls:
+            label = self._labels.get(tool_use.id, tool_use.id)
+            lines.append(f"  {label}: {self._FATES[fate]}")
+        self.end()
+        print("\n".join(lines), file=self._err, flush=True)
+
     def retry(self, attempt: int, failure: BaseException) -> None:
-        print(
-            f"trioexec agent: the stream failed ({type(failure).__name__}); retrying "
-            f"(attempt {attempt + 1})",
-            file=self._err,
-            flush=True,
-        )
+        if self._explained == attempt:
+            line = f"trioexec agent: retrying (attempt {attempt + 1})"
+        else:
+            line = f"trioexec agent: the stream failed ({_one_line(failure)}); retrying "
+            line += f"(attempt {attempt + 1})"
+        print(line, file=self._err, flush=True)
 
     def end(self) -> None:
         if not self._quiet and not self._at_line_start:
@@ -449,13 +600,25 @@ class _Display(Observer):
 
 
 class _Prompter:
-    """Answers an ``ask``: y/n on a terminal, refused when stdin is not one."""
+    """Answers an ``ask``: y/n on a terminal, refused when stdin is not one.
+
+    Ctrl-C while the question is on the screen answers it no (:meth:`refuse`).
+    """
 
     def __init__(self, stdin: TextIO, err: TextIO) -> None:
         self._stdin = stdin
         self._err = err
         self._lock = trio.Lock()
+        self._asking: trio.CancelScope | None = None
         self.display: _Display | None = None
+
+    def refuse(self) -> bool:
+        """Answer the question on the screen no; False when none is."""
+        if self._asking is None:
+            return False
+        self._asking.cancel(reason="Ctrl-C at the question: no")
+        self._asking = None
+        return True
 
     async def ask(
         self, tool_name: str, tool_input: Mapping[str, JSONValue], tool_use_id: str
@@ -472,10 +635,34 @@ class _Prompter:
                 self.display.end()
             self._err.write(f"Allow {label}? [y/N] ")
             self._err.flush()
-            answer = await trio.to_thread.run_sync(self._stdin.readline, abandon_on_cancel=True)
+            with trio.CancelScope() as asking:
+                self._asking = asking
+                try:
+                    answer = await _read_line(self._stdin.fileno())
+                finally:
+                    self._asking = None
+            if asking.cancelled_caught:
+                self._err.write("no  [Ctrl-C answered no; Ctrl-C again interrupts the turn]\n")
+                self._err.flush()
+                return PermissionResult("deny")
         if answer.strip().lower() in ("y", "yes"):
             return PermissionResult.allow()
         return PermissionResult("deny")  # the user's no: the rejection text
+
+
+async def _read_line(fd: int) -> str:
+    """One line from a terminal, waiting without a thread (so Ctrl-C can cancel the wait).
+
+    The terminal is in canonical mode: it hands over a line once Enter is
+    pressed, and the read after the wait does not block.  Empty at end of file.
+    """
+    chunks: list[bytes] = []
+    while True:
+        await trio.lowlevel.wait_readable(fd)
+        data = os.read(fd, 4096)
+        chunks.append(data)
+        if not data or b"\n" in data:
+            return b"".join(chunks).decode(errors="replace")
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Iterable, Sequence
     from pathlib import Path
 
     from .._contract._tool import Tool
@@ -41,8 +41,9 @@ class McpApproval:
     """Which project MCP servers may start: settings first, then the user on a terminal.
 
     Attributes:
-        enable_all: ``enableAllProjectMcpServers`` was true in a settings file.
-        enabled: names in ``enabledMcpjsonServers``.
+        enable_all: ``enableAllProjectMcpServers`` was true in a settings file,
+            or ``--approve-all-mcp`` was given.
+        enabled: names in ``enabledMcpjsonServers`` and in ``--approve-mcp``.
         disabled: names in ``disabledMcpjsonServers`` (these never start).
     """
 
@@ -50,11 +51,13 @@ class McpApproval:
         self,
         settings_files: Sequence[Path],
         *,
+        approve: Iterable[str] = (),
+        approve_all: bool = False,
         stdin: TextIO | None = None,
         stderr: TextIO | None = None,
     ) -> None:
-        self.enable_all = False
-        self.enabled: set[str] = set()
+        self.enable_all = approve_all
+        self.enabled: set[str] = set(approve)
         self.disabled: set[str] = set()
         for file in settings_files:
             document = _read_json(file)
@@ -75,7 +78,8 @@ class McpApproval:
         if not _is_terminal(self._stdin):
             print(
                 f"trioexec agent: MCP server {server.name!r} of .mcp.json ({what}) not started: "
-                "no setting approves it (enabledMcpjsonServers) and stdin is not a terminal",
+                "no setting approves it (enabledMcpjsonServers, or --approve-mcp "
+                f"{server.name}) and stdin is not a terminal",
                 file=self._stderr,
             )
             return False
@@ -85,11 +89,16 @@ class McpApproval:
         return answer in ("y", "yes")
 
 
-def mcp_json_provider(settings_files: Sequence[Path]) -> Any:  # noqa: ANN401 - a ToolProvider
+def mcp_json_provider(
+    settings_files: Sequence[Path], *, approve: Sequence[str] = (), approve_all: bool = False
+) -> Any:  # noqa: ANN401 - a ToolProvider
     """A tool provider for ``trioexec agent``: the approved servers of ``{cwd}/.mcp.json``.
 
     Args:
         settings_files: the settings files in force (for the approval keys).
+        approve: server names approved on the command line (``--approve-mcp``).
+        approve_all: every server approved (``--approve-all-mcp``), except the
+            ones ``disabledMcpjsonServers`` names.
     """
 
     @asynccontextmanager
@@ -112,7 +121,17 @@ def mcp_json_provider(settings_files: Sequence[Path]) -> Any:  # noqa: ANN401 - 
         config = load_mcp_config(path)
         for problem in config.problems:
             print(f"trioexec agent: {problem}", file=setup.stderr)
-        approval = McpApproval(settings_files, stderr=setup.stderr)
+        for name in approve:
+            if name not in config.servers:
+                known = ", ".join(sorted(config.servers)) or "none"
+                print(
+                    f"trioexec agent: --approve-mcp {name}: no such server in .mcp.json "
+                    f"(its servers: {known})",
+                    file=setup.stderr,
+                )
+        approval = McpApproval(
+            settings_files, approve=approve, approve_all=approve_all, stderr=setup.stderr
+        )
         approved = {n: s for n, s in config.servers.items() if approval.approves(s)}
         async with open_mcp_servers(McpConfig(servers=approved), cwd=setup.cwd) as servers:
             for failure in servers.failures.values():

@@ -109,7 +109,9 @@ async def run_tools(
         guard: permission rules, hooks and the ``can_use_tool`` callback
             (:class:`GuardRails`); None: the tools' own permission checks decide
             and an "ask" is refused.
-        cwd / session_dir: passed to tools; ``session_dir`` enables persistence.
+        cwd / session_dir: passed to tools; ``session_dir`` enables persistence
+            (without it an oversized result is cut to a ``<truncated-output>``
+            preview that says how much was cut: bounded either way).
         observers: see :class:`Observer`.
         updates: an unbounded memory channel that receives progress at once and
             each result as it is released.  It is not closed: the run is one

@@ -300,8 +300,13 @@ async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> 
         except Exception as exc:
             result = ToolResult(tool_id, format_tool_error(exc), True)
         else:
-            if env.session_dir is not None or is_content_empty(result.content):
-                result = await _finalize(tool, result, env.session_dir)  # else nothing to do
+            content = result.content
+            if (
+                env.session_dir is not None
+                or is_content_empty(content)
+                or content_size(content) > persistence_threshold(tool.max_result_size_chars)
+            ):  # else nothing to do (without a session folder an oversized result is cut)
+                result = await _finalize(tool, result, env.session_dir)
         answer: Answer
         if guard is not None and guard.hooks.entries:
             outcome = CallOutcome(result, attachments, modifier, stop_reason)
@@ -537,9 +542,7 @@ async def _finalize(tool: Tool[Any], result: ToolResult, session_dir: Path | Non
     """
     if is_content_empty(result.content):
         return attrs.evolve(result, content=empty_placeholder(tool.name))
-    if session_dir is None or content_size(result.content) <= persistence_threshold(
-        tool.max_result_size_chars
-    ):
+    if content_size(result.content) <= persistence_threshold(tool.max_result_size_chars):
         return result
     with trio.CancelScope(shield=True):
         result = await finalize_result(tool, result, session_dir=session_dir)

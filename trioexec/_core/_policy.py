@@ -39,6 +39,7 @@ __all__ = [
     "PRESETS",
     "CascadeOn",
     "InterruptQueued",
+    "OnStreamFailure",
     "Policy",
     "PresetName",
     "cascade_rule",
@@ -56,11 +57,18 @@ CascadeOn: TypeAlias = "Literal['declared'] | frozenset[str]"
 ``cancels_siblings_on_error``) or exactly the calls to these tool names (as the
 model sent them; the empty set: no cascade at all)."""
 
+OnStreamFailure: TypeAlias = Literal["continue", "retry"]
+"""What a model turn does when the model's stream fails after tool calls were sealed
+(``run_assistant_turn``): ``"continue"`` keeps them (each runs to its answer once, the
+cut-off message and their results join the conversation, and the model continues
+from there); ``"retry"`` (Claude Code) discards the attempt and sends the request again."""
+
 PresetName: TypeAlias = Literal["trioexec", "claude-code-2.1.88", "claude-code-2.1.161"]
 
 _RESULT_ORDERS = ("arrival", "completion")
 _TEXTS = ("claude-code", "trioexec")
 _INTERRUPT_QUEUED = ("reject", "by-behavior")
+_STREAM_FAILURE = ("continue", "retry")
 
 
 def _one_of(allowed: tuple[str, ...]) -> Callable[[object, attrs.Attribute[Any], object], None]:
@@ -136,6 +144,15 @@ class Policy:
             cannot be started (EAGAIN, ENOMEM, a missing interpreter) denies
             the call (Claude Code: the hook gives no decision, so under
             process or memory exhaustion every policy hook is bypassed).
+        stream_failure: what ``run_assistant_turn`` does when the model's
+            stream fails after tool calls were sealed: ``"continue"`` (every
+            sealed call runs once to its answer; the cut-off message, those
+            answers and a note saying the stream failed go to the model, which
+            continues from them: no side effect is repeated or hidden) or
+            ``"retry"`` (Claude Code's streaming fallback: the attempt is
+            discarded with :meth:`~trioexec.StreamingExecutor.discard` and the
+            request sent again). A failure before any call was sealed is
+            retried under both.
 
     Raises:
         ConfigurationError: a knob holds a value outside its choices.
@@ -151,9 +168,12 @@ class Policy:
         default="reject", validator=_one_of(_INTERRUPT_QUEUED)
     )
     discard_cancels: bool = attrs.field(default=True, validator=_is_bool)
-    synthetic_texts: SyntheticTexts = attrs.field(default="claude-code", validator=_one_of(_TEXTS))
+    synthetic_texts: SyntheticTexts = attrs.field(default="trioexec", validator=_one_of(_TEXTS))
     partial_output: bool = attrs.field(default=True, validator=_is_bool)
     hooks_fail_closed: bool = attrs.field(default=True, validator=_is_bool)
+    stream_failure: OnStreamFailure = attrs.field(
+        default="continue", validator=_one_of(_STREAM_FAILURE)
+    )
 
     @staticmethod
     def preset(name: str) -> Policy:
@@ -253,6 +273,7 @@ _CLAUDE_CODE_2_1_88 = Policy(
     synthetic_texts="claude-code",
     partial_output=False,
     hooks_fail_closed=False,
+    stream_failure="retry",
 )
 
 PRESETS: Mapping[str, Policy] = MappingProxyType(

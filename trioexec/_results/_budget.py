@@ -209,10 +209,11 @@ def choose_replacements(
     ``limits`` is ``math.inf`` is kept.  A tool_use id that occurs more than
     once in the message is handled at its first occurrence only, the first
     time and every time the decision is reapplied; later occurrences stay as
-    they are.  If the total is over ``budget`` and
-    ``session_dir`` is set, fresh candidates are chosen largest first (ties:
-    earlier first) until the total fits, skipping any whose replacement would
-    not be shorter.  Every other fresh result is kept.
+    they are.  If the total is over ``budget``, fresh candidates are chosen
+    largest first (ties: earlier first) until the total fits, skipping any
+    whose replacement would not be shorter: persisted under ``session_dir``,
+    or, when it is None, cut to the ``<truncated-output>`` wrapper (nothing
+    written).  Every other fresh result is kept.
     """
     sizes = [content_size(r.content) for r in results]
     total_before = sum(sizes)
@@ -242,7 +243,7 @@ def choose_replacements(
                 fresh.append(index)
 
     persist: list[PlannedReplacement] = []
-    if total > budget and session_dir is not None:
+    if total > budget:
         for index in sorted(fresh, key=lambda i: -sizes[i]):
             if total <= budget:
                 break
@@ -270,6 +271,9 @@ async def _write_all(persist: Sequence[PlannedReplacement]) -> set[int]:
     written: set[int] = set()
 
     async def write_one(item: PlannedReplacement) -> None:
+        if item.plan.path is None:  # a cut: nothing to write
+            written.add(item.index)
+            return
         try:
             await write_exclusive(item.plan.path, item.plan.data)
         except FileExistsError:
@@ -288,8 +292,10 @@ async def _write_all(persist: Sequence[PlannedReplacement]) -> set[int]:
         else:
             written.add(item.index)
 
-    if len(persist) == 1:
-        await write_one(persist[0])
+    if len(persist) == 1 or all(item.plan.path is None for item in persist):
+        for item in persist:
+            await write_one(item)
+        await trio.lowlevel.checkpoint()
     else:
         async with trio.open_nursery() as nursery:
             for item in persist:
@@ -316,8 +322,8 @@ async def apply_message_budget(
     Args:
         results: the message's tool_results, in message order.
         state: the conversation's replacement state; updated in place.
-        session_dir: where files go; None means no fresh result is replaced
-            (remembered replacements are still reapplied).
+        session_dir: where files go; None means a chosen result is cut to
+            the ``<truncated-output>`` wrapper instead (nothing is written).
         budget: the most characters the message's tool_results may total.
         limits: tool_use_id -> the tool's ``max_result_size_chars``;
             ``math.inf`` means never a candidate, a missing id counts as finite.
@@ -325,10 +331,8 @@ async def apply_message_budget(
     On cancellation ``state`` is left unchanged; files already written stay
     and are reused by the next attempt.
     """
-    if not state.replacements and (
-        session_dir is None or sum(content_size(r.content) for r in results) <= budget
-    ):
-        # Nothing was ever replaced and nothing can be persisted now: the plan
+    if not state.replacements and sum(content_size(r.content) for r in results) <= budget:
+        # Nothing was ever replaced and nothing needs replacing now: the plan
         # would keep every candidate inline (the common message, decided
         # without building one).
         await trio.lowlevel.checkpoint()

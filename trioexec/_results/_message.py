@@ -76,12 +76,15 @@ class UserMessage:
         attachments: every record that came with them, in release order.
         stopped_continuation: a hook asked to stop; the agent loop ends the turn.
         stop_reason: the text of the first ``hook_stopped_continuation`` record.
+        notes: texts the front end adds after the records, one text block
+            each (a note that the model's stream failed, say).
     """
 
     results: tuple[ToolResult, ...]
     attachments: tuple[Attachment, ...] = ()
     stopped_continuation: bool = False
     stop_reason: str | None = None
+    notes: tuple[str, ...] = ()
 
     def to_api(self) -> JSONObject:
         """``{"role": "user", "content": [tool_result blocks..., then text blocks]}``."""
@@ -90,6 +93,7 @@ class UserMessage:
             text = record_text(attachment)
             if text is not None:
                 content.append({"type": "text", "text": text})
+        content.extend({"type": "text", "text": note} for note in self.notes)
         return {"role": "user", "content": content}
 
 

@@ -5,8 +5,10 @@ because an empty tool_result can read to a model like the end of a turn.  A
 result larger than ``min(tool.max_result_size_chars, 50_000)`` characters is
 written to ``{session_dir}/tool-results/{name}.txt`` (``.json`` for a list of
 text blocks) and replaced by a ``<persisted-output>`` wrapper that holds a
-preview and the path.  Errors and results with an image block are never
-persisted.
+preview and the path.  **(trioexec)** Without a session folder such a result is
+still bounded: it is replaced by a ``<truncated-output>`` wrapper with the same
+preview, saying how much was cut, that the rest was not kept, and how to ask
+for less.  Errors and results with an image block are never replaced.
 
 Everything that decides (thresholds, sizes, previews, file names, the wrapper
 text) is a pure function; only :func:`write_exclusive` and
@@ -46,6 +48,8 @@ __all__ = [
     "PERSISTED_OUTPUT_CLOSING_TAG",
     "PERSISTED_OUTPUT_TAG",
     "PREVIEW_CHARS",
+    "TRUNCATED_OUTPUT_CLOSING_TAG",
+    "TRUNCATED_OUTPUT_TAG",
     "PersistPlan",
     "content_size",
     "empty_placeholder",
@@ -61,6 +65,7 @@ __all__ = [
     "safe_file_stem",
     "tool_result_path",
     "tool_results_dir",
+    "truncated_output_message",
     "write_exclusive",
 ]
 
@@ -74,6 +79,8 @@ PREVIEW_CHARS = 2_000
 
 PERSISTED_OUTPUT_TAG = "<persisted-output>"
 PERSISTED_OUTPUT_CLOSING_TAG = "</persisted-output>"
+TRUNCATED_OUTPUT_TAG = "<truncated-output>"
+TRUNCATED_OUTPUT_CLOSING_TAG = "</truncated-output>"
 
 MAX_WRAPPER_CHARS = PREVIEW_CHARS + 5_000
 """Longest text :func:`is_persisted` accepts: a full preview plus room for a ``PATH_MAX`` path."""
@@ -114,21 +121,24 @@ def has_image(content: Content) -> bool:
 
 
 def is_persisted(content: Content) -> bool:
-    """True when the content is exactly the shape of a ``<persisted-output>`` wrapper.
+    """True when the content is exactly the shape of a wrapper that stands for a result.
 
-    The opening tag line, the ``Output too large (...)`` line naming the file,
-    the preview header, a preview of at most :data:`PREVIEW_CHARS` characters
-    and the closing tag at the very end; the whole at most
-    :data:`MAX_WRAPPER_CHARS` characters.  Any other text, even one that starts
-    with the tag (e.g. ``cat`` of a saved transcript), is ordinary output.
+    A ``<persisted-output>`` wrapper: the opening tag line, the ``Output too
+    large (...)`` line naming the file, the preview header, a preview of at
+    most :data:`PREVIEW_CHARS` characters and the closing tag at the very end;
+    the whole at most :data:`MAX_WRAPPER_CHARS` characters.  Or the
+    ``<truncated-output>`` wrapper of a result cut without a session folder
+    (:func:`truncated_output_message`).  Any other text, even one that starts
+    with a tag (e.g. ``cat`` of a saved transcript), is ordinary output.
     """
-    if (
-        not isinstance(content, str)
-        or len(content) > MAX_WRAPPER_CHARS
-        or not content.startswith(PERSISTED_OUTPUT_TAG)
-    ):
+    if not isinstance(content, str) or len(content) > MAX_WRAPPER_CHARS:
         return False
-    match = _WRAPPER.fullmatch(content)
+    if content.startswith(PERSISTED_OUTPUT_TAG):
+        match = _WRAPPER.fullmatch(content)
+    elif content.startswith(TRUNCATED_OUTPUT_TAG):
+        match = _TRUNCATED.fullmatch(content)
+    else:
+        return False
     return match is not None and len(match["preview"]) <= PREVIEW_CHARS
 
 
@@ -197,6 +207,34 @@ def persisted_output_message(*, size: int, path: str, preview: str, has_more: bo
     )
 
 
+def truncated_output_message(*, size: int, preview: str) -> str:
+    """The ``<truncated-output>`` wrapper that replaces an oversized result with no session folder.
+
+    It says how large the output was, how much of it is shown and how much
+    was cut, that the rest was not kept anywhere, and how to see more.
+    """
+    cut = size - len(preview)
+    return (
+        f"{TRUNCATED_OUTPUT_TAG}\n"
+        f"Output too large ({format_size(size)}) and not kept: no session folder is "
+        f"configured, so only its first {len(preview):,} characters are shown and the other "
+        f"{cut:,} were cut. To see more, ask for less at a time (a narrower command or "
+        "pattern, a range of lines, head, tail or grep).\n\n"
+        f"Preview (first {format_size(PREVIEW_CHARS)}):\n"
+        f"{preview}\n...\n"
+        f"{TRUNCATED_OUTPUT_CLOSING_TAG}"
+    )
+
+
+_TRUNCATED = re.compile(
+    re.escape(f"{TRUNCATED_OUTPUT_TAG}\nOutput too large (")
+    + r"[^\n]*"
+    + re.escape(f"\n\nPreview (first {format_size(PREVIEW_CHARS)}):\n")
+    + r"(?P<preview>.*?)"
+    + re.escape(f"\n...\n{TRUNCATED_OUTPUT_CLOSING_TAG}"),
+    re.DOTALL,
+)
+
 _WRAPPER = re.compile(
     re.escape(f"{PERSISTED_OUTPUT_TAG}\nOutput too large (")
     + r"(?:[0-9]+ bytes|[0-9]+(?:\.[0-9])?(?:KB|MB|GB))"
@@ -253,25 +291,34 @@ def tool_result_path(session_dir: Path, tool_use_id: str, *, is_json: bool) -> P
 
 @attrs.frozen
 class PersistPlan:
-    """What persisting one result means: the file, its text, and the wrapper that replaces it."""
+    """What persisting one result means: the file, its text, and the wrapper that replaces it.
 
-    path: Path
+    ``path`` is None when there is no session folder: nothing is written and
+    the replacement is the ``<truncated-output>`` wrapper.
+    """
+
+    path: Path | None
     data: str
     replacement: str
 
 
-def plan_persistence(content: Content, tool_use_id: str, session_dir: Path) -> PersistPlan:
+def plan_persistence(content: Content, tool_use_id: str, session_dir: Path | None) -> PersistPlan:
     """Compute the file, its text and the exact replacement for ``content`` (pure).
 
     A string is saved as is (``.txt``); a list of text blocks is saved as its
     Messages API JSON, indented by two spaces (``.json``).  The size in the
-    wrapper and the preview are those of the saved text.
+    wrapper and the preview are those of the saved text.  With no
+    ``session_dir`` the plan writes nothing and cuts the text to the preview
+    (:func:`truncated_output_message`).
     """
     if isinstance(content, str):
         data, is_json = content, False
     else:
         blocks = [b.to_api() for b in content]
         data, is_json = json.dumps(blocks, indent=2, ensure_ascii=False), True
+    if session_dir is None:
+        preview, _ = generate_preview(data)
+        return PersistPlan(None, data, truncated_output_message(size=len(data), preview=preview))
     path = tool_result_path(session_dir, tool_use_id, is_json=is_json)
     preview, has_more = generate_preview(data)
     replacement = persisted_output_message(
@@ -401,13 +448,14 @@ async def finalize_result(
     An empty result gets the ``({tool.name} completed with no output)``
     placeholder.  A result larger than :func:`persistence_threshold` of the
     tool's ``max_result_size_chars`` is persisted under ``session_dir`` and
-    replaced by the ``<persisted-output>`` wrapper.  Error results, results
-    with an image block, results that already are a wrapper or the placeholder,
-    and every result when ``session_dir`` is None are returned unchanged, so the
-    function is idempotent on its own output.  When the file cannot be written the result
-    stays inline (logged), as in Claude Code; so does a result whose persistence
-    fails in any other way (``MemoryError`` included): the tool returned, and
-    its real result is the answer.
+    replaced by the ``<persisted-output>`` wrapper; when ``session_dir`` is
+    None it is replaced by the ``<truncated-output>`` wrapper (its preview, and
+    how much was cut).  Error results, results with an image block, and
+    results that already are a wrapper or the placeholder are returned
+    unchanged, so the function is idempotent on its own output.  When the file
+    cannot be written the result stays inline (logged), as in Claude Code; so
+    does a result whose persistence fails in any other way (``MemoryError``
+    included): the tool returned, and its real result is the answer.
 
     On cancellation nothing is returned; a file may have been fully written
     (it is reused next time), never half written.
@@ -421,8 +469,7 @@ async def finalize_result(
         return attrs.evolve(result, content=empty_placeholder(tool.name))
     threshold = persistence_threshold(tool.max_result_size_chars)
     if (
-        session_dir is None
-        or has_image(content)
+        has_image(content)
         or is_persisted(content)
         or content_size(content) <= threshold
         or content == empty_placeholder(tool.name)
@@ -431,6 +478,9 @@ async def finalize_result(
         return result
     try:
         plan = plan_persistence(content, result.tool_use_id, session_dir)
+        if plan.path is None:  # no session folder: cut, with the wrapper saying so
+            await trio.lowlevel.checkpoint()
+            return attrs.evolve(result, content=plan.replacement)
         await write_exclusive(plan.path, plan.data)
     except FileExistsError:
         logger.warning(

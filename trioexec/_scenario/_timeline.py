@@ -160,7 +160,7 @@ def _marks(marks: Iterable[tuple[float, str]], step: float, cells: list[str]) ->
 
 def _policy_label(policy: Policy) -> str:
     """``, policy NAME`` unless the policy is trioexec's, up to the knobs the title shows."""
-    plain = attrs.evolve(policy, result_order="arrival", synthetic_texts="claude-code")
+    plain = attrs.evolve(policy, result_order="arrival", synthetic_texts="trioexec")
     if plain == Policy():
         return ""
     written = policy.to_json()
