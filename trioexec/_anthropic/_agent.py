@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from .._contract._tool import Tool
     from .._core._events import Observer
+    from .._core._policy import Policy
     from .._models import JSONValue, ToolUse, Update
     from ._transcript import Transcript
 
@@ -82,7 +83,7 @@ class Agent:
         max_turns: assistant turns per :meth:`run` at most (None: no limit).
         stop_hook: asked when the model ends its turn; may make it continue.
         messages: a conversation to continue (API shape).
-        guard / cwd / session_dir / observers / max_concurrency / budget /
+        guard / cwd / session_dir / observers / max_concurrency / policy / budget /
         max_attempts / retry_backoff / on_text / on_tool_use / on_update /
         on_retry: passed
             to every turn.
@@ -114,6 +115,7 @@ class Agent:
         session_dir: Path | None = None,
         observers: Iterable[Observer] = (),
         max_concurrency: int | None = None,
+        policy: Policy | None = None,
         budget: int = DEFAULT_MESSAGE_BUDGET,
         max_attempts: int = 3,
         retry_backoff: float = 0.5,
@@ -150,6 +152,7 @@ class Agent:
             "session_dir": session_dir,
             "observers": tuple(observers),
             "max_concurrency": max_concurrency,
+            "policy": policy,
             "budget": budget,
             "max_attempts": max_attempts,
             "retry_backoff": retry_backoff,

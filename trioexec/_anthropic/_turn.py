@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from .._contract._tool import Tool
     from .._core._events import Observer
+    from .._core._policy import Policy
     from .._guard._rails import GuardRails
 
 __all__ = [
@@ -191,6 +192,7 @@ async def run_assistant_turn(
     session_dir: Path | None = None,
     observers: Iterable[Observer] = (),
     max_concurrency: int | None = None,
+    policy: Policy | None = None,
     replacement_state: ContentReplacementState | None = None,
     budget: int = DEFAULT_MESSAGE_BUDGET,
     max_attempts: int = 3,
@@ -215,6 +217,9 @@ async def run_assistant_turn(
             (abort: every tool), and every sealed tool_use is still answered.
         guard / cwd / session_dir / observers / max_concurrency: as for
             :func:`~trioexec.open_streaming_executor`.
+        policy: the rules where trioexec and Claude Code differ (default
+            ``Policy()``; ``Policy.preset("claude-code-2.1.88")`` for Claude
+            Code's), as for :func:`~trioexec.open_streaming_executor`.
         replacement_state / budget: the message budget (SPEC §7); pass one
             state for a whole conversation so decisions stay byte-stable.
         max_attempts: requests sent at most when a stream fails before
@@ -270,6 +275,7 @@ async def run_assistant_turn(
                 session_dir=session_dir,
                 observers=observers,
                 max_concurrency=max_concurrency,
+                policy=policy,
             ) as executor:
                 deliver = _Deliver(attempt, on_update, on_tool_use)
                 with watch.turn_scope:

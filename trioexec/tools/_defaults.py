@@ -4,30 +4,43 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._core._policy import resolve_policy
 from ._bash import BashTool
 from ._edit import EditTool
 from ._glob import GlobTool
 from ._grep import GrepTool
 from ._read import ReadTool
+from ._read_state import FileReadState
 from ._write import WriteTool
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from .._contract._tool import Tool
+    from .._core._policy import Policy
 
 __all__ = ["default_tools"]
 
 
-def default_tools(root: Path | str | None = None) -> list[Tool[Any]]:
+def default_tools(
+    root: Path | str | None = None, *, policy: Policy | None = None
+) -> list[Tool[Any]]:
     """One instance of each standard tool; file tools confined to ``root`` when given.
 
-    ``root`` does not sandbox Bash: a shell command can reach any path.
+    ``root`` does not sandbox Bash: a shell command can reach any path.  Under
+    a policy whose ``read_before_write`` is on (Claude Code 2.1.88's), Read, Write and Edit share one :class:`FileReadState`: Write and
+    Edit refuse an existing file the model has not Read with these tools (or
+    that changed since); use one tool set per session.
+
+    Raises:
+        ConfigurationError: ``policy`` is not a Policy.
     """
+    chosen = resolve_policy(policy)
+    state = FileReadState() if chosen.read_before_write else None
     return [
-        ReadTool(root),
-        WriteTool(root),
-        EditTool(root),
+        ReadTool(root, read_state=state),
+        WriteTool(root, read_state=state),
+        EditTool(root, read_state=state),
         GlobTool(root),
         GrepTool(root),
         BashTool(),
