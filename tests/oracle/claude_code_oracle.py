@@ -300,7 +300,8 @@ def run_trioexec(case: Case, root: Path, policy: str | None, *, in_process: bool
         env = _env(side, server)
         chosen = ["--policy", policy] if policy else []
         argv = ["agent", "--cwd", str(side.work), "--no-transcript", "--json",
-                "--settings", str(side.settings), "--permission-mode", case.mode, *chosen, "go"]  # fmt: skip
+                "--settings", str(side.settings), "--permission-mode", case.mode,
+                *chosen, "go"]  # fmt: skip
         if in_process:
             status, stderr = _in_process(argv, env)
         else:

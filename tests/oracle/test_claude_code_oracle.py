@@ -94,3 +94,22 @@ def test_under_the_default_policy_only_documented_differences(
         assert mine == _recorded(case)
     else:
         assert mine != _recorded(case), f"documented as differing ({reason}), but agrees"
+
+
+def test_the_compatibility_table_names_every_differing_case() -> None:
+    table = (Path(__file__).parents[2] / "docs" / "claude-code-compatibility.md").read_text()
+    named = {name for case in CASES for name in [case.name] if f"`{name}`" in table}
+    for case in CASES:
+        if case.known or case.differs:
+            assert case.name in named, f"{case.name} differs but is not in the table"
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "`" in line]
+    for row in rows:
+        for cell in row.split("|")[-2:-1]:
+            for name in cell.replace("`", "").split(","):
+                assert name.strip() in {case.name for case in CASES}, name
+    agree_88 = sum(1 for case in CASES if case.known is None)
+    agree_default = sum(1 for case in CASES if case.known is None and case.differs is None)
+    assert (
+        f"Figure ({len(CASES)} cases): under `claude-code-2.1.88`, {agree_88} agree; "
+        f"under the default\npolicy, {agree_default} agree."
+    ) in table

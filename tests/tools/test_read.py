@@ -216,7 +216,8 @@ async def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
     with pytest.raises(FileToolError) as raised:
         await read(tmp_path, "dir")
-    assert str(raised.value) == f"EISDIR: illegal operation on a directory, read '{tmp_path / 'dir'}'"
+    directory = tmp_path / "dir"
+    assert str(raised.value) == f"EISDIR: illegal operation on a directory, read '{directory}'"
 
 
 async def test_binary_files_are_refused(tmp_path: Path) -> None:

@@ -117,5 +117,6 @@ def test_the_policy_knob_decides_whether_default_tools_share_a_state() -> None:
 
     assert states(None) == {None}  # the default follows later Claude Code: no check
     chosen = states(Policy.preset("claude-code-2.1.88"))
-    assert None not in chosen and len(chosen) == 1
+    assert None not in chosen
+    assert len(chosen) == 1
     assert states(Policy.preset("claude-code-2.1.161")) == {None}

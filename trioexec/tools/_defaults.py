@@ -28,9 +28,10 @@ def default_tools(
     """One instance of each standard tool; file tools confined to ``root`` when given.
 
     ``root`` does not sandbox Bash: a shell command can reach any path.  Under
-    a policy whose ``read_before_write`` is on (Claude Code 2.1.88's), Read, Write and Edit share one :class:`FileReadState`: Write and
-    Edit refuse an existing file the model has not Read with these tools (or
-    that changed since); use one tool set per session.
+    a policy whose ``read_before_write`` is on (Claude Code 2.1.88's), Read,
+    Write and Edit share one :class:`FileReadState`: Write and Edit refuse an
+    existing file the model has not Read with these tools (or that changed
+    since); use one tool set per session.
 
     Raises:
         ConfigurationError: ``policy`` is not a Policy.
