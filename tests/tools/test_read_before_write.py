@@ -106,11 +106,13 @@ async def test_without_a_state_there_is_no_check(tmp_path: Path) -> None:
     assert out == "The file a.txt has been updated successfully."
 
 
-def test_the_policy_knob_decides_whether_default_tools_share_a_state() -> None:
+def test_the_policy_knob_decides_whether_the_agents_tools_share_a_state() -> None:
     def states(policy: Policy | None) -> set[int | None]:
         found = {
             id(tool.read_state) if tool.read_state is not None else None
-            for tool in default_tools(policy=policy)
+            for tool in default_tools(
+                read_before_write=(policy or Policy()).read_before_write
+            )
             if isinstance(tool, (ReadTool, WriteTool, EditTool))
         }
         return found

@@ -298,7 +298,9 @@ async def _run(
     policy = Policy.preset(getattr(args, "policy", None) or "trioexec")
     session_dir = Path(tempfile.mkdtemp(prefix="trioexec-agent-"))
     async with contextlib.AsyncExitStack() as stack:
-        tools: list[Tool[Any]] = list(default_tools(cwd, policy=policy))
+        tools: list[Tool[Any]] = list(
+            default_tools(cwd, read_before_write=policy.read_before_write)
+        )
         for provider in providers:
             tools.extend(await stack.enter_async_context(provider(setup)))
         try:

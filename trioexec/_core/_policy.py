@@ -135,8 +135,9 @@ class Policy:
         read_before_write: whether Write and Edit refuse an existing file the
             model has not Read in the session, or that changed since it was
             read (Claude Code 2.1.88's second validation layer; later
-            releases dropped it, and trioexec's default follows them).  Read
-            by :func:`~trioexec.tools.default_tools` when it builds the tool set.
+            releases dropped it, and trioexec's default follows them).  The
+            agent passes it to :func:`~trioexec.tools.default_tools`
+            (``read_before_write=``) when it builds the tool set.
 
     Raises:
         ConfigurationError: a knob holds a value outside its choices.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._core._policy import resolve_policy
 from ._bash import BashTool
 from ._edit import EditTool
 from ._glob import GlobTool
@@ -17,27 +16,22 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .._contract._tool import Tool
-    from .._core._policy import Policy
 
 __all__ = ["default_tools"]
 
 
 def default_tools(
-    root: Path | str | None = None, *, policy: Policy | None = None
+    root: Path | str | None = None, *, read_before_write: bool = False
 ) -> list[Tool[Any]]:
     """One instance of each standard tool; file tools confined to ``root`` when given.
 
-    ``root`` does not sandbox Bash: a shell command can reach any path.  Under
-    a policy whose ``read_before_write`` is on (Claude Code 2.1.88's), Read,
-    Write and Edit share one :class:`FileReadState`: Write and Edit refuse an
-    existing file the model has not Read with these tools (or that changed
-    since); use one tool set per session.
-
-    Raises:
-        ConfigurationError: ``policy`` is not a Policy.
+    ``root`` does not sandbox Bash: a shell command can reach any path.  With
+    ``read_before_write`` (a policy's knob of that name: on in Claude Code
+    2.1.88's), Read, Write and Edit share one :class:`FileReadState`: Write and
+    Edit refuse an existing file the model has not Read with these tools (or
+    that changed since); use one tool set per session.
     """
-    chosen = resolve_policy(policy)
-    state = FileReadState() if chosen.read_before_write else None
+    state = FileReadState() if read_before_write else None
     return [
         ReadTool(root, read_state=state),
         WriteTool(root, read_state=state),
