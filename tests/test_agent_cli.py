@@ -272,7 +272,9 @@ def test_usage_errors_exit_2(
     assert message in capsys.readouterr().err
 
 
-async def test_an_ask_is_refused_when_stdin_is_not_a_terminal(workspace: Path) -> None:
+async def test_an_ask_is_refused_with_its_own_reason_when_stdin_is_not_a_terminal(
+    workspace: Path,
+) -> None:
     settings = workspace / "ask.json"
     settings.write_text(json.dumps({"permissions": {"ask": ["Bash"]}}))
     turn_1 = response(
@@ -285,7 +287,10 @@ async def test_an_ask_is_refused_when_stdin_is_not_a_terminal(workspace: Path) -
     assert done.returncode == 0, done.stderr
     (answer,) = json.loads(done.stdout)["messages"][2]["content"]
     assert answer["is_error"] is True
-    assert "stdin is not a terminal" in answer["content"]
+    # Claude Code's -p mode: the ask's own reason.
+    assert answer["content"] == (
+        "Claude requested permissions to use Bash, but you haven't granted it yet."
+    )
     assert not (workspace / "made").exists()
 
 

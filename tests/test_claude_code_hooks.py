@@ -300,11 +300,18 @@ async def post_tool_response(cwd: Path, use: ToolUse, matcher: str) -> Any:
 
 
 async def test_bash_tool_response_is_stdout_stderr_interrupted_is_image(tmp_path: Path) -> None:
-    """Bash's ``outputSchema``: ``stdout``, ``stderr``, ``interrupted``, ``isImage``
-    (BashTool.tsx); hooks read ``jq '.tool_response.stdout'``."""
+    """Bash's ``outputSchema``: ``stdout`` (stderr merged in, in write order), ``stderr``
+    (empty), ``interrupted``, ``isImage``, ``noOutputExpected`` (BashTool.tsx); hooks read
+    ``jq '.tool_response.stdout'``."""
     use = bash("echo out; echo err >&2")
     response = await post_tool_response(tmp_path, use, "Bash")
-    assert response == {"stdout": "out", "stderr": "err", "interrupted": False, "isImage": False}
+    assert response == {
+        "stdout": "out\nerr",
+        "stderr": "",
+        "interrupted": False,
+        "isImage": False,
+        "noOutputExpected": False,
+    }
 
 
 async def test_write_tool_response_reports_create_and_update_with_a_patch(tmp_path: Path) -> None:

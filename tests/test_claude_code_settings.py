@@ -85,7 +85,10 @@ async def test_accept_edits_allows_edits_inside_the_working_directory(tmp_path: 
     outcome = await run(work, guard, *uses)
     texts = [str(r.content) for r in outcome.results]
     assert texts[0] == "File created successfully at: in.txt"
-    assert texts[1] == "Claude requested permissions to use Write, but you haven't granted it yet."
+    assert texts[1] == (  # the file tool's own ask reason, as Claude Code's filesystem.ts
+        f"Claude requested permissions to write to {tmp_path / 'out.txt'}, "
+        "but you haven't granted it yet."
+    )
     assert texts[2] == f"Permission to edit {work / 'deps.lock'} has been denied."
     assert texts[3] == "Claude requested permissions to use Bash, but you haven't granted it yet."
     assert not (tmp_path / "out.txt").exists()

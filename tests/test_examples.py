@@ -27,7 +27,8 @@ EXPECTED: dict[str, list[str]] = {
         "safe batch : ['toolu_1', 'toolu_2']",
         "toolu_3 is_error=False: noted 'both looked up'; cities so far: ['Copenhagen', 'Oslo']",
         "toolu_4 is_error=True: <tool_use_error>InputValidationError: weather failed",
-        "The required parameter `city` is missing</tool_use_error>",
+        "The required parameter `city` is missing",  # Zod's order: missing, then unexpected
+        "An unexpected parameter `town` was provided</tool_use_error>",
     ],
     "streaming.py": [
         "t=3.00s progress toolu_fast: https://b.example: half done",
@@ -118,7 +119,7 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "standard_tools.py": [
         "one batch of concurrency-safe calls: True",
-        "     2\t    # TODO: use the preferred name",
+        "2\t    # TODO: use the preferred name",
         "src/app.py:2:    # TODO: use the preferred name",
         "3 src/app.py",
         "Path ../elsewhere.txt is outside the workspace root {workspace}",

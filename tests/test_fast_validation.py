@@ -227,7 +227,7 @@ def test_a_tuple_is_an_array_for_both_validators() -> None:
     issue = compiled.check({"l": (1, "x")})
     assert issue is not None
     assert issue.lines == (
-        "The parameter `l[1]` type is expected as `integer` but provided as `string`",
+        "The parameter `l[1]` type is expected as `number` but provided as `string`",
     )
 
 

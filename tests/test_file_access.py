@@ -53,6 +53,9 @@ def read_denied(cwd: Path, path: str) -> str:
 
 
 NOT_GRANTED = "Claude requested permissions to use {}, but you haven't granted it yet."
+WRITE_NOT_GRANTED = (
+    "Claude requested permissions to write to {}, but you haven't granted it yet."
+)  # Claude Code's file tools' own ask reason: what the model reads when nobody answers
 
 
 async def run_one(
@@ -179,7 +182,7 @@ async def test_an_allow_rule_does_not_reach_through_a_symlink_out_of_its_tree(
     (cwd / "open" / "escape").symlink_to("../protected")
     guard = GuardRails(PermissionContext(allow=["Edit(./open/**)"]))
     text, _ = await run_one(cwd, "Write", {"file_path": "open/escape/x", "content": "X"}, guard)
-    assert text == NOT_GRANTED.format("Write")
+    assert text == WRITE_NOT_GRANTED.format(cwd / "open" / "escape" / "x")
     assert not (cwd / "protected" / "x").exists()
 
 
@@ -187,7 +190,7 @@ async def test_a_read_allow_rule_never_lets_a_tool_write(tmp_path: Path) -> None
     cwd = workspace(tmp_path)
     guard = GuardRails(PermissionContext(allow=["Read(./open/**)"]))
     text, _ = await run_one(cwd, "Write", {"file_path": "open/x", "content": "X"}, guard)
-    assert text == NOT_GRANTED.format("Write")
+    assert text == WRITE_NOT_GRANTED.format(cwd / "open" / "x")
     assert not (cwd / "open" / "x").exists()
 
 

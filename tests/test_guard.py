@@ -302,7 +302,7 @@ async def test_an_updated_input_that_does_not_validate_is_denied() -> None:
     assert not verdict.allowed
     assert verdict.input == {"cmd": "ls"}
     assert verdict.message == (
-        "<tool_use_error>InputValidationError: Bash failed due to the following issue(s):\n"
+        "<tool_use_error>InputValidationError: Bash failed due to the following issues:\n"
         "The required parameter `command` is missing\n"
         "An unexpected parameter `cmd` was provided</tool_use_error>"
     )

@@ -52,9 +52,11 @@ def test_claude_code_2_1_88_undoes_every_trioexec_mark() -> None:
     assert CC_88.synthetic_texts == "claude-code"
 
 
-def test_claude_code_2_1_161_differs_from_2_1_88_only_in_the_cascade() -> None:
+def test_claude_code_2_1_161_differs_from_2_1_88_in_the_cascade_and_read_before_write() -> None:
     assert CC_161.cascade_on == frozenset()
-    assert attrs.evolve(CC_161, cascade_on=frozenset({"Bash"})) == CC_88
+    assert not CC_161.read_before_write
+    assert CC_88.read_before_write
+    assert attrs.evolve(CC_161, cascade_on=frozenset({"Bash"}), read_before_write=True) == CC_88
 
 
 def test_an_unknown_preset_names_the_known_ones() -> None:

@@ -50,7 +50,9 @@ TODO_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-HEADER = "<tool_use_error>InputValidationError: {tool} failed due to the following issue(s):\n"
+HEADER = "<tool_use_error>InputValidationError: {tool} failed due to the following issue:\n"
+"""The header of one issue (Zod's wording, as Claude Code sends it); several read ``issues``."""
+HEADERS = HEADER.replace("issue:", "issues:")
 DEFERRED_HINT = (
     "\n\nThis tool's schema was not sent to the API — it was not in the discovered-tool set "
     "derived from message history. Without the schema in your prompt, typed parameters "
@@ -79,7 +81,8 @@ class DeferredTodoWrite(TodoWrite):
 
 def expected(tool: str, *lines: str, deferred: bool = False) -> str:
     hint = DEFERRED_HINT.format(tool=tool) if deferred else ""
-    return HEADER.format(tool=tool) + "\n".join(lines) + hint + "</tool_use_error>"
+    header = HEADERS if len(lines) > 1 else HEADER
+    return header.format(tool=tool) + "\n".join(lines) + hint + "</tool_use_error>"
 
 
 async def answer(tool_use: ToolUse, tools: list[Tool[Any]]) -> ToolResult:
@@ -103,7 +106,7 @@ async def answer(tool_use: ToolUse, tools: list[Tool[Any]]) -> ToolResult:
         ),
         (
             {"todos": [], "limit": 1.5},
-            "The parameter `limit` type is expected as `integer` but provided as `number`",
+            "The parameter `limit` type is expected as `number` but provided as `number`",
         ),
         (
             {"todos": [], "flag": "true"},
@@ -111,7 +114,7 @@ async def answer(tool_use: ToolUse, tools: list[Tool[Any]]) -> ToolResult:
         ),
         (
             {"todos": [], "limit": None},
-            "The parameter `limit` type is expected as `integer` but provided as `null`",
+            "The parameter `limit` type is expected as `number` but provided as `null`",
         ),
         (
             {"todos": [{"content": "a"}]},
@@ -144,9 +147,9 @@ async def test_several_issues_one_line_each() -> None:
     result = await answer(ToolUse("t1", "TodoWrite", payload), [TodoWrite()])
     assert result.is_error
     assert isinstance(result.content, str)
-    assert result.content.startswith(HEADER.format(tool="TodoWrite"))
+    assert result.content.startswith(HEADERS.format(tool="TodoWrite"))
     assert result.content.endswith("</tool_use_error>")
-    body = result.content.removeprefix(HEADER.format(tool="TodoWrite"))
+    body = result.content.removeprefix(HEADERS.format(tool="TodoWrite"))
     lines = body.removesuffix("</tool_use_error>").split("\n")
     assert sorted(lines) == sorted(
         [
@@ -199,7 +202,7 @@ async def test_schema_derived_from_attrs_input_type() -> None:
     assert result == ToolResult("t1", expected("Read", line), is_error=True)
     nested = await answer(use("t2", "Read", steps=[{"progress": 1}]), [read])
     line = (
-        "The parameter `steps[0].progress` type is expected as `string | null` "
+        "The parameter `steps[0].progress` type is expected as `string` "
         "but provided as `number`"
     )
     assert nested == ToolResult("t2", expected("Read", line), is_error=True)
@@ -387,7 +390,7 @@ def test_validate_gives_the_structured_input_or_the_issue() -> None:
     assert parsed is None
     assert issue is not None
     assert issue.lines == (
-        "The parameter `n` type is expected as `integer` but provided as `string`",
+        "The parameter `n` type is expected as `number` but provided as `string`",
     )
     parsed, issue = validate(compiled, {"n": 0})  # layer 2a: the attrs validator
     assert parsed is None

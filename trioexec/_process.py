@@ -133,6 +133,7 @@ async def run_process_group(
     max_output_bytes: int = 1_048_576,
     keep_tail: bool = True,
     kill_grace: float = DEFAULT_KILL_GRACE,
+    merge_stderr: bool = False,
 ) -> ProcessResult:
     """Run ``argv`` in a new process group and collect its output.
 
@@ -158,6 +159,9 @@ async def run_process_group(
             and drops the rest without a marker.  Either way every byte is
             read, so a chatty child never blocks on a full pipe.
         kill_grace: seconds between SIGTERM and SIGKILL; 0 sends SIGKILL at once.
+        merge_stderr: the child's stderr is its stdout (one pipe, as ``2>&1``),
+            so the output keeps the order it was written in; ``stderr`` is
+            then empty.
 
     Cancellation: every group of the session is terminated as above
     (SIGTERM, then SIGKILL after ``kill_grace``); this cleanup is shielded, so
@@ -170,7 +174,7 @@ async def run_process_group(
         list(argv),
         stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
         cwd=cwd,
         env=dict(env) if env is not None else None,
         start_new_session=True,
@@ -189,7 +193,8 @@ async def run_process_group(
                 if process.stdin is not None and stdin is not None:
                     nursery.start_soon(_feed, process.stdin, stdin)
                 nursery.start_soon(_pump, process.stdout, "stdout", buffers, counter, on_output)
-                nursery.start_soon(_pump, process.stderr, "stderr", buffers, counter, on_output)
+                if process.stderr is not None:
+                    nursery.start_soon(_pump, process.stderr, "stderr", buffers, counter, on_output)
                 with trio.move_on_at(deadline) as limit:
                     await process.wait()
                 timed_out = limit.cancelled_caught

@@ -70,10 +70,11 @@ async def test_no_output_is_an_empty_string(tmp_path: Path) -> None:
 async def test_non_zero_exit_is_an_error_beginning_with_exit_code(tmp_path: Path) -> None:
     with pytest.raises(ShellError) as caught:
         await run("echo out; echo err >&2; exit 3", tmp_path)
-    assert str(caught.value) == "Exit code 3\nerr\nout"
+    # stderr is merged into stdout in write order, as in Claude Code.
+    assert str(caught.value) == "Exit code 3\nout\nerr"
     assert caught.value.exit_code == 3
     # The runtime's formatter reads the same attributes and gets the same text.
-    assert format_tool_error(caught.value) == "Exit code 3\nerr\nout"
+    assert format_tool_error(caught.value) == "Exit code 3\nout\nerr"
 
 
 async def test_exit_without_output_still_names_the_code(tmp_path: Path) -> None:
@@ -102,7 +103,7 @@ async def test_output_over_the_cap_is_cut_in_the_middle(tmp_path: Path) -> None:
     assert len(output) < 200
 
 
-async def test_progress_counts_bytes_and_names_the_stream(tmp_path: Path) -> None:
+async def test_progress_counts_bytes_of_the_merged_output(tmp_path: Path) -> None:
     updates: list[BashProgress] = []
     with trio.fail_after(10):
         await BashTool().call(
@@ -110,8 +111,9 @@ async def test_progress_counts_bytes_and_names_the_stream(tmp_path: Path) -> Non
         )
     assert updates[0].stream is None
     assert {u.pid for u in updates} == {updates[0].pid}
-    texts = {u.stream: u.text for u in updates[1:]}
-    assert texts == {"stdout": "a", "stderr": "de"}
+    # stderr goes to the stdout pipe (Claude Code's merged output): one stream.
+    assert {u.stream for u in updates[1:]} == {"stdout"}
+    assert "".join(u.text for u in updates[1:]) == "ade"
     assert updates[-1].total_bytes == 3
 
 

@@ -55,7 +55,9 @@ async def test_a_non_unique_string_is_refused_unless_replace_all(tmp_path: Path)
     )
     assert (tmp_path / "a.py").read_text() == "v = 0\nv = 0\n"
     out = await edit(tmp_path, EditInput("a.py", "v = 0", "v = 1", replace_all=True))
-    assert out == "The file a.py has been updated. All 2 occurrences were replaced."
+    assert out == (
+        "The file a.py has been updated. All occurrences were successfully replaced."
+    )
     assert (tmp_path / "a.py").read_text() == "v = 1\nv = 1\n"
 
 
@@ -72,12 +74,15 @@ async def test_identical_strings_are_no_change(tmp_path: Path) -> None:
 
 
 async def test_missing_file(tmp_path: Path) -> None:
-    assert await edit(tmp_path, EditInput("nope.py", "a", "b")) == "File does not exist: nope.py"
+    assert await edit(tmp_path, EditInput("nope.py", "a", "b")) == (
+        f"File does not exist. Note: your current working directory is {tmp_path}."
+    )
 
 
 async def test_an_empty_old_string_creates_a_new_file_only(tmp_path: Path) -> None:
+    # Claude Code says "updated" for a file the edit created, too.
     assert await edit(tmp_path, EditInput("new/n.txt", "", "content")) == (
-        "File created successfully at: new/n.txt"
+        "The file new/n.txt has been updated successfully."
     )
     assert (tmp_path / "new" / "n.txt").read_text() == "content"
     assert await edit(tmp_path, EditInput("new/n.txt", "", "again")) == (
@@ -163,7 +168,10 @@ async def test_declared_behaviour_and_permissions(tmp_path: Path) -> None:
     data = EditInput("a.txt", "x", "y")
     assert not tool.is_concurrency_safe(data)
     assert tool.interrupt_behavior == "block"
-    assert await tool.check_permissions(data, context(tmp_path)) == PermissionResult.passthrough()
+    assert await tool.check_permissions(data, context(tmp_path)) == PermissionResult.passthrough(
+        f"Claude requested permissions to write to {tmp_path / 'a.txt'}, "
+        "but you haven't granted it yet."
+    )
 
 
 # -- line endings --------------------------------------------------------------------------------

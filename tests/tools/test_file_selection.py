@@ -199,7 +199,7 @@ async def glob(repo: Path, pattern: str, *, ripgrep: bool | str) -> object:
 
 async def test_glob_leaves_out_ignored_and_hidden_files(repo: Path) -> None:
     out = await glob(repo, "**/*.py", ripgrep=False)
-    assert out == "\n".join(["ü.py", "src/main.py", "a.py", "a b.py"])  # newest first
+    assert out == "\n".join(["a b.py", "a.py", "src/main.py", "ü.py"])  # oldest first
     assert await glob(repo, "**/.env", ripgrep=False) == ".env"
     assert await glob(repo, "**/.*.py", ripgrep=False) == "src/.config.py"
 

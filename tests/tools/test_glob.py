@@ -42,12 +42,13 @@ async def test_star_stays_in_one_directory(tree: Path) -> None:
     assert await glob(tree, "*.py") == "a.py"
 
 
-async def test_double_star_descends_newest_first(tree: Path) -> None:
-    assert await glob(tree, "**/*.py") == "src/deep/d.py\nsrc/c.py\na.py"
+async def test_double_star_descends_oldest_first(tree: Path) -> None:
+    # Claude Code 2.1.88 lists with rg --sort=modified: oldest first.
+    assert await glob(tree, "**/*.py") == "a.py\nsrc/c.py\nsrc/deep/d.py"
 
 
 async def test_braces_give_alternatives(tree: Path) -> None:
-    assert await glob(tree, "src/*.{py,ts}") == "src/e.ts\nsrc/c.py"
+    assert await glob(tree, "src/*.{py,ts}") == "src/c.py\nsrc/e.ts"
 
 
 async def test_path_sets_the_directory(tree: Path) -> None:
@@ -60,7 +61,7 @@ async def test_results_outside_the_cwd_are_absolute(tree: Path) -> None:
 
 async def test_an_absolute_pattern(tree: Path) -> None:
     assert await glob(Path("/"), f"{tree}/src/**/*.py") == (
-        f"{tree}/src/deep/d.py\n{tree}/src/c.py"
+        f"{tree}/src/c.py\n{tree}/src/deep/d.py"
     )
 
 
@@ -96,7 +97,7 @@ async def test_the_root_cannot_be_left(tree: Path) -> None:
     assert message in await glob(root, "*", "..", root=root)
     assert message in await glob(root, "../*.py", root=root)
     assert message in await glob(root, f"{tree}/*.py", root=root)
-    assert await glob(root, "**/*.py", root=root) == "deep/d.py\nc.py"
+    assert await glob(root, "**/*.py", root=root) == "c.py\ndeep/d.py"
 
 
 @pytest.mark.parametrize(

@@ -28,8 +28,8 @@ from trioexec import (
 from trioexec.tools import FileToolError, ReadInput, ReadTool
 from trioexec.tools._read import (
     DEFAULT_LIMIT,
-    EMPTY_FILE_WARNING,
     LINE_READ_BYTES,
+    MALWARE_REMINDER,
     MAX_LINE_CHARS,
     MAX_OUTPUT_CHARS,
     SKIP_CHUNK_BYTES,
@@ -52,54 +52,69 @@ def no_progress(_: object) -> None:
 
 
 async def read(cwd: Path, file_path: str, tool: ReadTool | None = None, **kw: int) -> object:
-    return await validate_and_call(tool or ReadTool(), ReadInput(file_path, **kw), cwd)
+    """The text Read answers, without the malware reminder every text read ends with."""
+    out = await validate_and_call(tool or ReadTool(), ReadInput(file_path, **kw), cwd)
+    return out.removesuffix(MALWARE_REMINDER) if isinstance(out, str) else out
 
 
 async def test_lines_are_numbered_cat_n_style(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\nbeta\n\tgamma")
-    assert await read(tmp_path, "a.txt") == "     1\talpha\n     2\tbeta\n     3\t\tgamma"
+    assert await read(tmp_path, "a.txt") == "1\talpha\n2\tbeta\n3\t\tgamma"
 
 
 async def test_offset_and_limit_choose_a_window(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
-    assert await read(tmp_path, "a.txt", offset=4, limit=2) == "     4\tline 4\n     5\tline 5"
-    assert await read(tmp_path, "a.txt", offset=0, limit=1) == "     1\tline 1"
+    assert await read(tmp_path, "a.txt", offset=4, limit=2) == "4\tline 4\n5\tline 5"
+    assert await read(tmp_path, "a.txt", offset=0, limit=1) == "1\tline 1"
 
 
 async def test_absolute_paths_work_and_relative_ones_use_the_call_cwd(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "a.txt").write_text("x\n")
-    assert await read(tmp_path / "sub", "a.txt") == "     1\tx"
-    assert await read(Path("/"), str(tmp_path / "sub" / "a.txt")) == "     1\tx"
+    assert await read(tmp_path / "sub", "a.txt") == "1\tx\n2\t"
+    assert await read(Path("/"), str(tmp_path / "sub" / "a.txt")) == "1\tx\n2\t"
 
 
 async def test_crlf_line_ends_are_not_shown(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_bytes(b"one\r\ntwo\r\n")
-    assert await read(tmp_path, "a.txt") == "     1\tone\n     2\ttwo"
+    assert await read(tmp_path, "a.txt") == "1\tone\n2\ttwo\n3\t"
 
 
 async def test_invalid_utf8_is_replaced_not_fatal(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_bytes(b"caf\xe9\n")
-    assert await read(tmp_path, "a.txt") == "     1\tcaf\ufffd"
+    assert await read(tmp_path, "a.txt") == "1\tcaf\ufffd\n2\t"
 
 
-async def test_empty_file_gets_a_warning(tmp_path: Path) -> None:
+async def test_an_empty_file_reads_as_one_empty_line_shorter_than_the_offset(
+    tmp_path: Path,
+) -> None:
+    # Claude Code 2.1.88 splits the text on "\n": an empty file has one (empty) line.
     (tmp_path / "empty.txt").write_text("")
-    assert await read(tmp_path, "empty.txt") == EMPTY_FILE_WARNING
+    assert await read(tmp_path, "empty.txt") == (
+        "<system-reminder>Warning: the file exists but is shorter than the provided "
+        "offset (1). The file has 1 lines.</system-reminder>"
+    )
+
+
+async def test_a_text_read_ends_with_the_malware_reminder(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\nbeta\n")
+    out = await validate_and_call(ReadTool(), ReadInput("a.txt"), tmp_path)
+    assert out == "1\talpha\n2\tbeta\n3\t" + MALWARE_REMINDER
+    assert MALWARE_REMINDER.startswith("\n\n<system-reminder>\nWhenever you read a file")
 
 
 async def test_offset_past_the_end_says_how_long_the_file_is(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("1\n2\n3\n")
     assert await read(tmp_path, "a.txt", offset=10) == (
         "<system-reminder>Warning: the file exists but is shorter than the provided "
-        "offset (10). The file has 3 lines.</system-reminder>"
+        "offset (10). The file has 4 lines.</system-reminder>"
     )
 
 
 async def test_long_lines_are_cut(tmp_path: Path) -> None:
     (tmp_path / "min.js").write_text("x" * (MAX_LINE_CHARS + 500))
     out = await read(tmp_path, "min.js")
-    assert out == "     1\t" + "x" * MAX_LINE_CHARS + " [line truncated]"
+    assert out == "1\t" + "x" * MAX_LINE_CHARS + " [line truncated]"
 
 
 @pytest.mark.parametrize(
@@ -113,8 +128,8 @@ async def test_lines_past_the_read_limit_are_cut_and_skipped(tmp_path: Path, ext
     (tmp_path / "min.js").write_text(f"{long}\r\nnext\r\n{long}")
     out = await read(tmp_path, "min.js")
     cut = long[:MAX_LINE_CHARS] + " [line truncated]"
-    assert out == f"     1\t{cut}\n     2\tnext\n     3\t{cut}"
-    assert await read(tmp_path, "min.js", offset=2, limit=1) == "     2\tnext"
+    assert out == f"1\t{cut}\n2\tnext\n3\t{cut}"
+    assert await read(tmp_path, "min.js", offset=2, limit=1) == "2\tnext"
 
 
 async def test_a_huge_line_is_never_read_whole(tmp_path: Path) -> None:
@@ -126,7 +141,7 @@ async def test_a_huge_line_is_never_read_whole(tmp_path: Path) -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert out == "     1\t" + "a" * MAX_LINE_CHARS + " [line truncated]\n     2\tend"
+    assert out == "1\t" + "a" * MAX_LINE_CHARS + " [line truncated]\n2\tend\n3\t" + MALWARE_REMINDER
     assert peak < 4 * SKIP_CHUNK_BYTES
 
 
@@ -162,7 +177,7 @@ async def test_default_window_stops_with_a_hint(tmp_path: Path) -> None:
 
 async def test_an_explicit_limit_gets_no_hint(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("1\n2\n3\n")
-    assert await read(tmp_path, "a.txt", limit=2) == "     1\t1\n     2\t2"
+    assert await read(tmp_path, "a.txt", limit=2) == "1\t1\n2\t2"
 
 
 async def test_output_is_capped_at_whole_lines(tmp_path: Path) -> None:
@@ -189,15 +204,20 @@ async def test_images_come_back_as_image_blocks(tmp_path: Path) -> None:
 
 
 async def test_missing_file(tmp_path: Path) -> None:
-    assert await read(tmp_path, "nope.txt") == "File does not exist: nope.txt"
-    assert await read(tmp_path, "nope/deeper.txt") == "File does not exist: nope/deeper.txt"
+    # Raised by the call (no <tool_use_error> wrapper), as in Claude Code.
+    missing = f"File does not exist. Note: your current working directory is {tmp_path}."
+    for name in ("nope.txt", "nope/deeper.txt"):
+        with pytest.raises(FileToolError) as raised:
+            await read(tmp_path, name)
+        assert str(raised.value) == missing
 
 
 async def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
-    assert await read(tmp_path, "dir") == (
-        "dir is a directory, not a file. Use Glob (or Bash with ls) to list a directory."
-    )
+    with pytest.raises(FileToolError) as raised:
+        await read(tmp_path, "dir")
+    directory = tmp_path / "dir"
+    assert str(raised.value) == f"EISDIR: illegal operation on a directory, read '{directory}'"
 
 
 async def test_binary_files_are_refused(tmp_path: Path) -> None:
@@ -228,7 +248,7 @@ async def test_paths_outside_the_root_are_refused(tmp_path: Path) -> None:
     (root / "ok.txt").write_text("ok\n")
     (root / "link.txt").symlink_to(tmp_path / "secret.txt")
     tool = ReadTool(root)
-    assert await read(root, "ok.txt", tool) == "     1\tok"
+    assert await read(root, "ok.txt", tool) == "1\tok\n2\t"
     outside = (
         f"Path {{}} is outside the workspace root {root}; "
         "only files under the workspace root can be used."
@@ -242,7 +262,7 @@ async def test_paths_outside_the_root_are_refused(tmp_path: Path) -> None:
 
 async def test_call_rechecks_what_validation_saw(tmp_path: Path) -> None:
     tool = ReadTool()
-    with pytest.raises(FileToolError, match=r"\AFile does not exist: gone\.txt\Z"):
+    with pytest.raises(FileToolError, match=r"\AFile does not exist\. Note: your current "):
         await tool.call(ReadInput("gone.txt"), context(tmp_path), lambda _: None)
 
 
@@ -251,7 +271,9 @@ async def test_permissions_allow_reading_inside_the_working_directory(tmp_path: 
     ctx = context(tmp_path)
     assert await tool.check_permissions(ReadInput("a.txt"), ctx) == PermissionResult.allow()
     assert await tool.check_permissions(ReadInput("/etc/hosts"), ctx) == (
-        PermissionResult.passthrough()
+        PermissionResult.passthrough(
+            "Claude requested permissions to read from /etc/hosts, but you haven't granted it yet."
+        )
     )
 
 
@@ -286,9 +308,11 @@ async def test_through_the_runtime(tmp_path: Path) -> None:
     ]
     outcome = await run_tools(uses, [ReadTool()], cwd=tmp_path)
     ok, missing, bad_type = outcome.results
-    assert (ok.is_error, ok.content) == (False, "     1\thello")
+    assert (ok.is_error, ok.content) == (False, "1\thello\n2\t" + MALWARE_REMINDER)
     assert missing.is_error
-    assert missing.content == "<tool_use_error>File does not exist: missing.txt</tool_use_error>"
+    assert missing.content == (
+        f"File does not exist. Note: your current working directory is {tmp_path}."
+    )
     assert bad_type.is_error
     assert "InputValidationError: Read failed" in bad_type.text
 
@@ -341,5 +365,8 @@ async def test_read_of_a_huge_single_line_stays_bounded_in_memory(tmp_path: Path
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    proves(isinstance(text, str) and text.endswith(" [line truncated]"), "the line was cut")
+    proves(
+        isinstance(text, str) and text.endswith(" [line truncated]" + MALWARE_REMINDER),
+        "the line was cut",
+    )
     assert peak < size // 4

@@ -86,7 +86,10 @@ async def test_declared_behaviour_and_permissions(tmp_path: Path) -> None:
     data = WriteInput("a.txt", "x")
     assert not tool.is_concurrency_safe(data)
     assert tool.interrupt_behavior == "block"
-    assert await tool.check_permissions(data, context(tmp_path)) == PermissionResult.passthrough()
+    assert await tool.check_permissions(data, context(tmp_path)) == PermissionResult.passthrough(
+        f"Claude requested permissions to write to {tmp_path / 'a.txt'}, "
+        "but you haven't granted it yet."
+    )
     assert tool.match_rule_content(
         "./src/**", WriteInput("src/a.py", ""), context(tmp_path), behavior="allow"
     )

@@ -3,8 +3,8 @@
 ::
 
     trioexec agent [--cwd DIR] [--settings FILE]... [--model M] [--max-turns N]
-                   [--permission-mode MODE] [--transcript FILE | --no-transcript]
-                   [--json] PROMPT
+                   [--permission-mode MODE] [--policy PRESET]
+                   [--transcript FILE | --no-transcript] [--json] PROMPT
 
 The SDK reads ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``; with
 neither the command stops with a usage error before any request) and
@@ -12,7 +12,8 @@ neither the command stops with a usage error before any request) and
 ``--model``, else ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL`.  Settings
 are discovered as Claude Code does (:func:`~trioexec.default_settings_paths`),
 then each ``--settings`` file (highest precedence last).  An ``ask`` is put
-to the user on a terminal and refused when stdin is not one.  Ctrl-C at
+to the user on a terminal and refused when stdin is not one (the model then
+reads the ask's own reason, as in Claude Code's ``-p`` mode).  Ctrl-C at
 such a question answers it no; otherwise the first Ctrl-C interrupts the
 turn (naming what runs on), the second aborts it.
 
@@ -55,6 +56,7 @@ from .._contract._permission_context import MODE_SPELLINGS
 from .._contract._registry import ToolRegistry
 from .._contract._tool import PermissionResult, Tool
 from .._core._events import CallEvent, Observer
+from .._core._policy import Policy
 from .._errors import ConfigurationError, ToolDefinitionError
 from .._guard._rails import GuardRails
 from .._guard._settings import default_settings_paths
@@ -161,6 +163,17 @@ def add_agent_command(subparsers: Any) -> None:  # noqa: ANN401 - argparse's pri
         help="start every MCP server of the project's .mcp.json without asking "
         "(except those disabledMcpjsonServers names)",
     )
+    agent.add_argument(
+        "--policy",
+        default="trioexec",
+        choices=Policy.preset_names(),
+        metavar="PRESET",
+        help=(
+            "the run policy, where trioexec and Claude Code differ (docs/policies.md): "
+            + ", ".join(Policy.preset_names())
+            + " (default trioexec)"
+        ),
+    )
     where = agent.add_mutually_exclusive_group()
     where.add_argument(
         "--transcript",
@@ -235,7 +248,9 @@ def run_agent(
             guard = GuardRails.from_settings(
                 *default_settings_paths(cwd),
                 *(Path(f) for f in args.settings),
-                can_use_tool=prompter.ask,
+                # Nobody to ask when stdin is not a terminal: an ask is refused with its
+                # own reason, as Claude Code's -p mode does.
+                can_use_tool=prompter.ask if _is_terminal(stdin or sys.stdin) else None,
                 mode=args.permission_mode,
             )
         except ConfigurationError as exc:
@@ -308,12 +323,15 @@ async def _run(
         raise _UsageError(f"{exc} (set ANTHROPIC_API_KEY)") from None
     model = args.model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
     display = _Display(out, err, quiet=bool(args.json), hooks=guard.hooks)
+    policy = Policy.preset(getattr(args, "policy", None) or "trioexec")
     session_dir = Path(tempfile.mkdtemp(prefix="trioexec-agent-"))
     async with contextlib.AsyncExitStack() as stack:
         # Removed on the way out unless a result was persisted there (the
         # transcript's tool_results point at those files).
         stack.callback(_remove_if_empty, session_dir)
-        tools: list[Tool[Any]] = list(default_tools(cwd))
+        tools: list[Tool[Any]] = list(
+            default_tools(cwd, read_before_write=policy.read_before_write)
+        )
         for provider in providers:
             tools.extend(await stack.enter_async_context(provider(setup)))
         try:
@@ -328,6 +346,7 @@ async def _run(
                 tools=registry,
                 model=model,
                 max_turns=args.max_turns,
+                policy=policy,
                 request={"system": SYSTEM_PROMPT.format(cwd=cwd)},
                 guard=guard,
                 cwd=cwd,

@@ -95,9 +95,10 @@ class PermissionResult:
         return cls("ask", message, None, safety_check)
 
     @classmethod
-    def passthrough(cls) -> PermissionResult:
-        """Give no opinion; the permission chain decides."""
-        return cls("passthrough")
+    def passthrough(cls, message: str | None = None) -> PermissionResult:
+        """Give no opinion; the permission chain decides.  ``message``: what the
+        model reads if the chain ends in an ask nobody answers."""
+        return cls("passthrough", message)
 
 
 _ALLOW = PermissionResult("allow")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import cattrs
@@ -267,8 +267,10 @@ def is_time_limit(value: object) -> bool:
 
 def input_error_text(tool: Tool[Any], error: InputError) -> str:
     """The full model-facing InputValidationError text for ``error``."""
-    body = f"InputValidationError: {tool.name} failed due to the following issue(s):\n"
-    body += "\n".join(error.lines)
+    lines = _zod_order(error.lines)
+    issues = "issues" if len(lines) > 1 else "issue"
+    body = f"InputValidationError: {tool.name} failed due to the following {issues}:\n"
+    body += "\n".join(lines)
     if tool.is_deferred:
         body += (
             "\n\nThis tool's schema was not sent to the API — it was not in the discovered-tool "
@@ -278,6 +280,24 @@ def input_error_text(tool: Tool[Any], error: InputError) -> str:
             f'{TOOL_SEARCH_NAME} with query "select:{tool.name}", then retry this call.'
         )
     return tool_use_error(body)
+
+
+def _zod_order(lines: Sequence[str]) -> list[str]:
+    """Claude Code's order: missing parameters, then unexpected ones, then type mismatches.
+
+    Text a stream could not parse (``__unparsed_input__``) reads as an empty
+    input, as in Claude Code: only its missing parameters are named.
+    """
+    unparsed = "An unexpected parameter `__unparsed_input__` was provided"
+
+    def rank(line: str) -> int:
+        if line.startswith("The required parameter"):
+            return 0
+        if line.startswith("An unexpected parameter"):
+            return 1
+        return 2 if " type is expected as " in line else 3
+
+    return sorted((line for line in lines if line != unparsed), key=rank)
 
 
 def validate(
@@ -403,9 +423,7 @@ def _issue_lines(errors: Iterable[jsonschema.exceptions.ValidationError]) -> Ite
             for prop in _unexpected(error.instance, error.schema):
                 yield f"An unexpected parameter `{format_path([*path, prop])}` was provided"
         elif error.validator == "type":
-            expected = error.validator_value
-            if isinstance(expected, Sequence) and not isinstance(expected, str):
-                expected = " | ".join(expected)
+            expected = _zod_type_name(error.validator_value)
             yield (
                 f"The parameter `{format_path(path) or 'input'}` type is expected as "
                 f"`{expected}` but provided as `{json_type_name(error.instance)}`"
@@ -414,6 +432,14 @@ def _issue_lines(errors: Iterable[jsonschema.exceptions.ValidationError]) -> Ite
             yield f"The parameter `{format_path(path)}` is invalid: {error.message}"
         else:
             yield f"The input is invalid: {error.message}"
+
+
+def _zod_type_name(expected: object) -> str:
+    """A JSON Schema ``type`` as Zod names it: ``integer`` is ``number``; an optional
+    value's ``null`` is not named (``["integer", "null"]`` reads ``number``)."""
+    names = [expected] if isinstance(expected, str) else list(cast("Sequence[str]", expected))
+    zod = [("number" if name == "integer" else name) for name in names if name != "null"]
+    return " | ".join(dict.fromkeys(zod)) or "null"
 
 
 def _unexpected(instance: Mapping[str, object], schema: Mapping[str, Any]) -> list[str]:

@@ -11,9 +11,9 @@ Three presets are named (:data:`PRESETS`): ``"trioexec"`` (the default:
 ``Policy()``), ``"claude-code-2.1.88"`` (the seed documents' system: every
 (trioexec) mark undone) and ``"claude-code-2.1.161"`` (as 2.1.88, but no error
 cascades: that release stopped a failing Bash command from cancelling its
-siblings).  A policy is also written as JSON (a scenario's ``"policy"``
-field): a preset name, or ``{"preset": NAME, KNOB: VALUE...}``
-(:meth:`Policy.from_json`).
+siblings; and no read-before-write check).  A policy is also written as JSON
+(a scenario's ``"policy"`` field): a preset name, or ``{"preset": NAME,
+KNOB: VALUE...}`` (:meth:`Policy.from_json`).
 
 Pure: no trio.  The run core reads a policy once per run (:func:`cascade_rule`
 and the fields themselves); nothing here runs per call.
@@ -153,6 +153,12 @@ class Policy:
             discarded with :meth:`~trioexec.StreamingExecutor.discard` and the
             request sent again). A failure before any call was sealed is
             retried under both.
+        read_before_write: whether Write and Edit refuse an existing file the
+            model has not Read in the session, or that changed since it was
+            read (Claude Code 2.1.88's second validation layer; later
+            releases dropped it, and trioexec's default follows them).  The
+            agent passes it to :func:`~trioexec.tools.default_tools`
+            (``read_before_write=``) when it builds the tool set.
 
     Raises:
         ConfigurationError: a knob holds a value outside its choices.
@@ -174,6 +180,7 @@ class Policy:
     stream_failure: OnStreamFailure = attrs.field(
         default="continue", validator=_one_of(_STREAM_FAILURE)
     )
+    read_before_write: bool = attrs.field(default=False, validator=_is_bool)
 
     @staticmethod
     def preset(name: str) -> Policy:
@@ -274,13 +281,16 @@ _CLAUDE_CODE_2_1_88 = Policy(
     partial_output=False,
     hooks_fail_closed=False,
     stream_failure="retry",
+    read_before_write=True,
 )
 
 PRESETS: Mapping[str, Policy] = MappingProxyType(
     {
         "trioexec": Policy(),
         "claude-code-2.1.88": _CLAUDE_CODE_2_1_88,
-        "claude-code-2.1.161": attrs.evolve(_CLAUDE_CODE_2_1_88, cascade_on=frozenset()),
+        "claude-code-2.1.161": attrs.evolve(
+            _CLAUDE_CODE_2_1_88, cascade_on=frozenset(), read_before_write=False
+        ),
     }
 )
 """The named policies, by name (docs/policies.md has the table of their rules)."""

@@ -113,12 +113,13 @@ def unanswered_ask(result: PermissionResult, name: str, mode: PermissionMode) ->
     """The denial text for an "ask" that nobody will answer.
 
     ``dontAsk`` mode denies what would ask; with no ``can_use_tool`` callback
-    (or no guard rails at all) the ask is refused, with the tool's own
-    safety-check reason when it gave one.
+    (or no guard rails at all) the ask is refused with the ask's own reason
+    when it has one (a safety check's, a file tool's ``Claude requested
+    permissions to write to {path}, ...``), as Claude Code's ``-p`` mode does.
     """
     if mode == "dontAsk":
         return dont_ask_denied_message(name)
-    if result.safety_check and result.message:
+    if result.message:
         return result.message
     return permission_not_granted_message(name)
 

@@ -240,10 +240,10 @@ def denial_before_validation(tool: Tool[Any], parsed_input: object, ctx: CallCon
     rules of a declaring tool and its families are matched first.  The answer
     is the chain's own text: ``Permission to use {Tool} has been denied.`` for
     a whole-tool rule, :func:`path_denial_message` for a path rule (Claude
-    Code answers a path rule with the input error ``File is in a directory
-    that is denied by your permission settings.``; trioexec keeps one denial
-    text).  None: no deny rule applies (the chain still decides later, for the
-    input as hooks may replace it).
+    Code's Read, Write and Edit answer a path rule with the input error
+    :data:`DENIED_DIRECTORY`; trioexec keeps one denial text, naming the
+    path, under every policy).  None: no deny rule applies (the chain still
+    decides later, for the input as hooks may replace it).
     """
     permissions = ctx.permissions
     access = path_access_of(tool)
@@ -255,6 +255,11 @@ def denial_before_validation(tool: Tool[Any], parsed_input: object, ctx: CallCon
     if paths_match(deny.contents, access.paths(parsed_input), ctx.cwd, "deny"):
         return path_denial_message(tool, parsed_input, ctx, deny.contents)
     return None
+
+
+DENIED_DIRECTORY = "File is in a directory that is denied by your permission settings."
+"""Claude Code's Read, Write and Edit input error for a path a deny rule covers
+(trioexec answers with :func:`path_denial_message`; docs/policies.md lists it)."""
 
 
 @attrs.frozen

@@ -400,6 +400,9 @@ async def authorize_call(
     )
     if result.behavior == "ask":
         if permissions.mode == "dontAsk" or guard.can_use_tool is None:  # nobody to ask
+            if permissions.mode != "dontAsk" and decision == "ask" and outcome.ask_message:
+                # The asking hook's own reason, as in Claude Code.
+                return verdict(False, raw, outcome.ask_message)
             return verdict(False, raw, unanswered_ask(result, tool.name, permissions.mode))
         result = await _ask_application(guard.can_use_tool, tool.name, raw, tool_use.id)
         if result.behavior != "allow":

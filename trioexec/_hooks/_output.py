@@ -115,6 +115,9 @@ class HookOutcome:
 
     decision: HookDecision | None = None
     deny_message: str | None = None
+    ask_message: str | None = None
+    """With an ``ask`` decision: the first asking hook's reason (what the model reads
+    when nobody can answer)."""
     updated_input: Mapping[str, JSONValue] | None = None
     additional_contexts: tuple[str, ...] = ()
     blocking_errors: tuple[str, ...] = ()
@@ -169,6 +172,7 @@ def aggregate(results: Sequence[HookResult], event: str, tool_name: str) -> Hook
     """Combine the results of one event's hooks, given in hook (configuration) order."""
     decision: HookDecision | None = None
     deny_message: str | None = None
+    ask_message: str | None = None
     updated: Mapping[str, JSONValue] | None = None
     contexts: list[str] = []
     blocking: list[str] = []
@@ -190,12 +194,18 @@ def aggregate(results: Sequence[HookResult], event: str, tool_name: str) -> Hook
             else:
                 blocking.append(result.blocking_error)
                 blocking_commands.append(result.label)
+        elif event == "PreToolUse" and this == "deny":
+            # A JSON deny is also a blocking error the model reads in a reminder, as in
+            # Claude Code (an exit-2 deny is not).
+            blocking.append(result.reason or "Blocked by hook")
+            blocking_commands.append(result.label)
         if this == "deny":
             decision = "deny"
             deny_message = deny_message or result.reason or hook_denied_message(tool_name)
         else:
             if this == "ask" and decision != "deny":
                 decision = "ask"
+                ask_message = ask_message or result.reason
             elif this == "allow" and decision is None:
                 decision = "allow"
             if result.updated_input is not None:
@@ -212,6 +222,7 @@ def aggregate(results: Sequence[HookResult], event: str, tool_name: str) -> Hook
     return HookOutcome(
         decision=decision,
         deny_message=deny_message if decision == "deny" else None,
+        ask_message=ask_message if decision == "ask" else None,
         updated_input=updated,
         additional_contexts=tuple(contexts),
         blocking_errors=tuple(blocking),

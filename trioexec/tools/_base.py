@@ -242,4 +242,8 @@ class PathTool(Tool[InputT]):
             path = await resolve_path(self.input_path(input) or ".", cwd=ctx.cwd, root=None)
             if path.is_relative_to(await resolve_path(".", cwd=ctx.cwd, root=None)):
                 return PermissionResult.allow()
-        return PermissionResult.passthrough()
+        shown = absolute_path(self.input_path(input) or ".", ctx.cwd)
+        verb = "read from" if self.read_only else "write to"
+        return PermissionResult.passthrough(
+            f"Claude requested permissions to {verb} {shown}, but you haven't granted it yet."
+        )

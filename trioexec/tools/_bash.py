@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -255,7 +256,7 @@ class BashTool(Tool[BashInput]):
         return command_denied_message(self.name, input.command)
 
     async def call(self, input: BashInput, ctx: CallContext, progress: ProgressSender) -> str:  # noqa: A002
-        """Run the command and return its output (stdout, then stderr).
+        """Run the command and return its output (stderr merged into stdout, in write order).
 
         Cancellation: the whole process group is terminated (shielded) before
         ``Cancelled`` propagates.
@@ -286,6 +287,7 @@ class BashTool(Tool[BashInput]):
                 on_output=output,
                 max_output_bytes=self.max_output_bytes,
                 kill_grace=self.kill_grace,
+                merge_stderr=True,
             )
         except OSError as exc:
             raise ShellSpawnError(
@@ -307,12 +309,49 @@ class BashTool(Tool[BashInput]):
             "stderr": stderr,
             "interrupted": False,
             "isImage": False,
+            "noOutputExpected": is_silent_command(input.command),
         }
         return Reported(text, response)
 
     def tool_response(self, input: BashInput, output: object) -> JSONValue:  # noqa: A002
-        """``{stdout, stderr, interrupted, isImage}``, as Claude Code's Bash reports it."""
+        """``{stdout, stderr, interrupted, isImage, noOutputExpected}``, as Claude Code's Bash
+        reports it (stderr is merged into stdout, so ``stderr`` is empty)."""
         return reported_response(output)
+
+
+_SILENT_COMMANDS = frozenset(
+    {"mv", "cp", "rm", "mkdir", "rmdir", "chmod", "chown", "chgrp", "touch", "ln", "cd",
+     "export", "unset", "wait"}
+)  # fmt: skip
+_NEUTRAL_COMMANDS = frozenset({"echo", "printf", "true", "false", ":"})
+_OPERATORS = re.compile(r"(\|\||&&|\||;|>>|>&|>)")
+
+
+def is_silent_command(command: str) -> bool:
+    """Whether every command of ``command`` usually prints nothing on success (``mv``,
+    ``mkdir``, ...; an ``|| echo`` fallback aside): Claude Code's ``noOutputExpected``."""
+    found = False
+    operator = None
+    skip_target = False
+    for part in _OPERATORS.split(command):
+        if skip_target and part.strip():
+            skip_target = False
+            continue
+        if part in (">", ">>", ">&"):
+            skip_target = True
+            continue
+        if part in ("||", "&&", "|", ";"):
+            operator = part
+            continue
+        words = part.split()
+        if not words:
+            continue
+        if operator == "||" and words[0] in _NEUTRAL_COMMANDS:
+            continue
+        found = True
+        if words[0] not in _SILENT_COMMANDS:
+            return False
+    return found
 
 
 def _duration(ms: int) -> str:

@@ -22,14 +22,17 @@ from ._base import (
 from ._responses import Reported, structured_patch
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from .._contract._tool import CallContext, ProgressSender
-    from .._models import JSONObject
+    from .._models import JSONObject, JSONValue
+    from ._read_state import FileReadState
 
 __all__ = ["EditInput", "EditTool", "apply_edit"]
 
 NO_CHANGE = "No changes to make: old_string and new_string are exactly the same."
+CWD_NOTE = "Note: your current working directory is"
 
 
 @attrs.frozen
@@ -129,13 +132,44 @@ class EditTool(PathTool[EditInput]):
     """Edit reads the file it changes (its errors tell what the file holds), so
     Read deny and ask rules govern it as well as Edit rules."""
 
+    def __init__(
+        self, root: Path | str | None = None, *, read_state: FileReadState | None = None
+    ) -> None:
+        super().__init__(root)
+        self.read_state = read_state
+        """The session's reads: an existing file must have been Read (None: no check)."""
+
     def input_path(self, input: EditInput) -> str:  # noqa: A002
         return input.file_path
 
+    def observable_input(
+        self,
+        input: Mapping[str, JSONValue],  # noqa: A002
+        cwd: Path,
+    ) -> Mapping[str, JSONValue]:
+        """As :meth:`Tool.observable_input`, with ``replace_all`` given its default
+        (``false``): hooks see the parsed input, as in Claude Code."""
+        seen = super().observable_input(input, cwd)
+        if "replace_all" in seen:
+            return seen
+        return {**seen, "replace_all": False}
+
     async def validate_input(self, input: EditInput, ctx: CallContext) -> str | None:  # noqa: A002
+        """Claude Code's order: no change, a missing file, an empty ``old_string``, not
+        read (or modified since), then whether ``old_string`` is found once."""
         try:
             path = await self.resolve(input.file_path, ctx)
-            await trio.to_thread.run_sync(_planned_edit, path, input)
+            original = await trio.to_thread.run_sync(_load, path, input.file_path)
+            if input.old_string != input.new_string:
+                if original is None and input.old_string != "":
+                    return f"File does not exist. {CWD_NOTE} {ctx.cwd}."
+                if original is not None and input.old_string != "" and self.read_state is not None:
+                    refusal = await trio.to_thread.run_sync(
+                        self.read_state.check_write, path, original.replace("\r\n", "\n")
+                    )
+                    if refusal is not None:
+                        return refusal
+            _planned_edit(path, input, original)
         except FileToolError as exc:
             return str(exc)
         return None
@@ -157,13 +191,15 @@ class EditTool(PathTool[EditInput]):
         if denial is not None:  # the path changed (a symlink swapped) since it was allowed
             raise FileToolError(denial)
         original, outcome = await trio.to_thread.run_sync(functools.partial(_edit, path, input))
-        if outcome.replaced > 1:
+        if self.read_state is not None:
+            await trio.to_thread.run_sync(self.read_state.record, path, outcome.text)
+        if input.replace_all:
             text = (
                 f"The file {input.file_path} has been updated. "
-                f"All {outcome.replaced} occurrences were replaced."
+                "All occurrences were successfully replaced."
             )
-        else:
-            text = written_message(input.file_path, created=outcome.replaced == 0)
+        else:  # a file the edit created too, as Claude Code says it
+            text = written_message(input.file_path, created=False)
         response: JSONObject = {
             "filePath": input.file_path,
             "oldString": input.old_string,

@@ -1,4 +1,4 @@
-"""The ``Glob`` tool: find files by name pattern, newest first.
+"""The ``Glob`` tool: find files by name pattern, oldest first (as ``rg --sort=modified``).
 
 The files searched are ripgrep's selection (:mod:`._ignore`): ignored and
 hidden files are left out unless the pattern names them.  With an ``rg``
@@ -78,7 +78,7 @@ class GlobTool(PathTool[GlobInput]):
     name = "Glob"
     description = (
         "Fast file pattern matching. Supports globs like **/*.js or src/**/*.{ts,tsx}. "
-        f"Returns matching file paths sorted by modification time, newest first, at most "
+        f"Returns matching file paths sorted by modification time, oldest first, at most "
         f"{MAX_RESULTS}."
     )
     input_type = GlobInput
@@ -227,7 +227,7 @@ def _run(
             found.setdefault(_shown(path, cwd, prefix), mtime)
     if not found:
         return NO_FILES
-    ordered = sorted(found, key=lambda p: (-found[p], p))  # newest first, after filtering
+    ordered = sorted(found, key=lambda p: (found[p], p))  # oldest first, after filtering
     lines = ordered[:MAX_RESULTS]
     if len(ordered) > MAX_RESULTS:
         lines.append(TRUNCATED_NOTE)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from .._contract._tool import CallContext, ProgressSender
     from .._models import JSONObject, JSONValue
+    from ._read_state import FileReadState
 
 __all__ = ["ReadInput", "ReadTool"]
 
@@ -55,6 +56,15 @@ IMAGE_TYPES = {
 EMPTY_FILE_WARNING = (
     "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
 )
+"""Claude Code's text for a file of no lines (its Read never sends it: a file has one line at
+least, so an empty file reads as shorter than the offset)."""
+MALWARE_REMINDER = (
+    "\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be "
+    "considered malware. You CAN and SHOULD provide analysis of malware, what it is doing. "
+    "But you MUST refuse to improve or augment the code. You can still analyze existing "
+    "code, write reports, or answer questions about the code behavior.\n</system-reminder>\n"
+)
+"""Appended to every text Read shows, as Claude Code 2.1.88 does."""
 
 
 @attrs.frozen
@@ -108,6 +118,13 @@ class ReadTool(PathTool[ReadInput]):
     max_result_size_chars = math.inf
     path_access = PathAccess("file_path", reads=True)
 
+    def __init__(
+        self, root: Path | str | None = None, *, read_state: FileReadState | None = None
+    ) -> None:
+        super().__init__(root)
+        self.read_state = read_state
+        """Where a text Read is recorded, for Write and Edit's read-before-write check."""
+
     def is_concurrency_safe(self, input: ReadInput) -> bool:  # noqa: A002
         return True
 
@@ -128,7 +145,9 @@ class ReadTool(PathTool[ReadInput]):
             return "limit must be at least 1"
         try:
             path = await self.resolve(input.file_path, ctx)
-            await trio.to_thread.run_sync(_check_readable, path, input.file_path)
+            if not await trio.to_thread.run_sync(_missing_or_directory, path):
+                # Claude Code finds a missing file or a directory in the call, not here.
+                await trio.to_thread.run_sync(_check_readable, path, input.file_path)
         except FileToolError as exc:
             return str(exc)
         return None
@@ -142,12 +161,32 @@ class ReadTool(PathTool[ReadInput]):
         """Read the file.
 
         Raises:
-            FileToolError: the file vanished or changed kind since validation.
+            FileToolError: the file is missing or a directory (Claude Code's
+                texts), or it changed kind since validation.
         """
         path = await self.resolve(input.file_path, ctx)
-        return await trio.to_thread.run_sync(
+        if await trio.to_thread.run_sync(_missing_or_directory, path):
+            if await trio.to_thread.run_sync(path.is_dir):
+                # Node's error for reading a directory, which Claude Code passes on.
+                raise FileToolError(f"EISDIR: illegal operation on a directory, read '{path}'")
+            raise FileToolError(
+                f"File does not exist. Note: your current working directory is {ctx.cwd}."
+            )
+        result = await trio.to_thread.run_sync(
             functools.partial(_read, path, input.file_path, input.offset, input.limit)
         )
+        if self.read_state is not None and isinstance(result, Reported):
+            file = result.response.get("file") if isinstance(result.response, dict) else None
+            whole = input.offset is None and input.limit is None
+            content = file.get("content") if whole and isinstance(file, dict) else None
+            await trio.to_thread.run_sync(
+                self.read_state.record, path, content if isinstance(content, str) else None
+            )
+        return result
+
+
+def _missing_or_directory(path: Path) -> bool:
+    return not path.exists() or path.is_dir()
 
 
 def _check_readable(path: Path, shown: str) -> None:
@@ -203,7 +242,12 @@ def _lines(raw: BinaryIO) -> Iterator[bytes]:
 
 
 def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) -> Reported:
-    """The numbered window of the file; reports ``{type: "text", file: {...}}`` for hooks."""
+    """The numbered window of the file; reports ``{type: "text", file: {...}}`` for hooks.
+
+    Lines are counted as Claude Code counts them: the text split on ``\\n``, so
+    a file ending in a newline has an empty last line (numbered and shown),
+    and an empty file has one empty line.
+    """
     start = max(offset or 1, 1)
     window = limit if limit is not None else DEFAULT_LIMIT
     out: list[str] = []
@@ -211,10 +255,13 @@ def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) ->
     chars = 0
     line_count = 0
     cut_short = False
+    last_ended = True  # an empty file is one empty line
     with open_regular(path, shown) as raw:
         # Binary lines split on b"\n" only, so a lone "\r" inside a line is kept.
-        for number, raw_line in enumerate(_lines(raw), 1):
+        numbered = enumerate(_lines(raw), 1)
+        for number, raw_line in numbered:
             line_count = number
+            last_ended = raw_line.endswith(b"\n")
             if number % 1000 == 0:
                 trio.from_thread.check_cancelled()
             if number < start:
@@ -222,18 +269,26 @@ def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) ->
             if len(out) >= window:
                 cut_short = limit is None
                 line_count = number + _count_rest(raw)
+                last_ended = False  # counted already
                 break
             body = raw_line.decode("utf-8", errors="replace").rstrip("\n").removesuffix("\r")
             if len(body) > MAX_LINE_CHARS:
                 body = body[:MAX_LINE_CHARS] + " [line truncated]"
-            entry = f"{number:>6}\t{body}"
+            entry = f"{number}\t{body}"
             if out and chars + len(entry) + 1 > MAX_OUTPUT_CHARS:
                 cut_short = True
                 line_count = number + _count_rest(raw)
+                last_ended = False
                 break
             out.append(entry)
             plain.append(body)
             chars += len(entry) + 1
+    if last_ended:
+        # The empty line after a final newline (Claude Code's split("\n")).
+        line_count += 1
+        if line_count >= start and len(out) < window:
+            out.append(f"{line_count}\t")
+            plain.append("")
 
     def reported(text: str) -> Reported:
         file: JSONObject = {
@@ -245,9 +300,8 @@ def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) ->
         }
         return Reported(text, {"type": "text", "file": file})
 
-    if line_count == 0:
-        return reported(EMPTY_FILE_WARNING)
-    if not out:
+    if not "\n".join(plain):
+        # Claude Code: no content to show; the window held nothing, or one empty line.
         return reported(
             "<system-reminder>Warning: the file exists but is shorter than the provided "
             f"offset ({start}). The file has {line_count} lines.</system-reminder>"
@@ -259,7 +313,7 @@ def _read_text(path: Path, shown: str, offset: int | None, limit: int | None) ->
             f"\n\n(Showing lines {start}-{last}; the file has more. "
             f"Use offset={last + 1} to read on.)"
         )
-    return reported(text)
+    return reported(text + MALWARE_REMINDER)
 
 
 def _count_rest(raw: BinaryIO) -> int:

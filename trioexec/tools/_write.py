@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from .._contract._tool import CallContext, ProgressSender
     from .._models import JSONObject
+    from ._read_state import FileReadState
 
 __all__ = ["WriteInput", "WriteTool"]
 
@@ -51,6 +52,13 @@ class WriteTool(PathTool[WriteInput]):
     read_only = False
     path_access = PathAccess("file_path", writes=True)
 
+    def __init__(
+        self, root: Path | str | None = None, *, read_state: FileReadState | None = None
+    ) -> None:
+        super().__init__(root)
+        self.read_state = read_state
+        """The session's reads: an existing file must have been Read (None: no check)."""
+
     def input_path(self, input: WriteInput) -> str:  # noqa: A002
         return input.file_path
 
@@ -63,6 +71,8 @@ class WriteTool(PathTool[WriteInput]):
             return (
                 f"{input.file_path} is a directory, not a file. Give the path of a file to write."
             )
+        if self.read_state is not None:
+            return await trio.to_thread.run_sync(self.read_state.check_write, path)
         return None
 
     async def call(
@@ -83,6 +93,8 @@ class WriteTool(PathTool[WriteInput]):
         original, created = await trio.to_thread.run_sync(
             functools.partial(_write, path, input.content, input.file_path)
         )
+        if self.read_state is not None:
+            await trio.to_thread.run_sync(self.read_state.record, path, input.content)
         response: JSONObject = {
             "type": "create" if created else "update",
             "filePath": input.file_path,
