@@ -37,12 +37,13 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
-from ._syntax import Word, analyse
+from ._syntax import SimpleCommand, Word, analyse
 
 __all__ = [
     "Word",
     "is_read_only_command",
     "path_words",
+    "read_only_part",
     "split_command",
     "stays_in_working_directory",
 ]
@@ -99,30 +100,66 @@ def _read_cached(command: str) -> _Reading | None:
     inputs: list[str] = []
     braces = False
     for simple in analysis.commands:
-        if simple.assignments or not simple.words:
+        part = _part(simple)
+        if part is None:
             return None
-        for w in simple.words:
-            if not w.static:
-                return None  # `$HOME`, `"$x"`: a value this classifier cannot see
-            if w.braces:
-                braces = True
-        for redirect in simple.redirects:
-            target = redirect.target
-            if redirect.operator in (">&-", "<&-"):
-                continue
-            if target is None or not target.static or target.expands:
-                return None
-            if redirect.operator in (">&", "<&") and _DESCRIPTOR.fullmatch(target.text):
-                continue
-            if redirect.writes:
-                if target.text != _DEV_NULL:
-                    return None
-            elif redirect.operator == "<" and "~" not in target.text:
-                inputs.append(target.text)
-            else:
-                return None  # here-strings, `<>`, `<&file`
         commands.append(simple.words)
+        inputs.extend(part[0])
+        braces = braces or part[1]
     return _Reading(tuple(commands), tuple(dict.fromkeys(inputs)) if inputs else (), braces)
+
+
+def _part(simple: SimpleCommand) -> tuple[list[str], bool] | None:
+    """One simple command as the classifier reads it: its ``< file`` inputs and whether a
+    word is a brace expansion; None when it has what the classifier refuses."""
+    if simple.assignments or not simple.words:
+        return None
+    braces = False
+    inputs: list[str] = []
+    for w in simple.words:
+        if not w.static:
+            return None  # `$HOME`, `"$x"`: a value this classifier cannot see
+        if w.braces:
+            braces = True
+    for redirect in simple.redirects:
+        target = redirect.target
+        if redirect.operator in (">&-", "<&-"):
+            continue
+        if target is None or not target.static or target.expands:
+            return None
+        if redirect.operator in (">&", "<&") and _DESCRIPTOR.fullmatch(target.text):
+            continue
+        if redirect.writes:
+            if target.text != _DEV_NULL:
+                return None
+        elif redirect.operator == "<" and "~" not in target.text:
+            inputs.append(target.text)
+        else:
+            return None  # here-strings, `<>`, `<&file`
+    return inputs, braces
+
+
+def read_only_part(simple: SimpleCommand) -> tuple[tuple[Word, ...], tuple[str, ...]] | None:
+    """One part of a list or pipeline, judged on its own: its words and ``< file`` inputs
+    when it is read-only and names nothing outside the working directory (lexically;
+    what the names are on disk is left to the caller), else None.
+
+    For a compound line whose other parts an allow rule covers: a read-only part
+    needs no rule, as in Claude Code.
+    """
+    part = _part(simple)
+    if part is None or part[1]:
+        return None
+    words = simple.words
+    if not _subcommand_is_read_only(words):
+        return None
+    if words[0].text == "cd" and (len(words) != 2 or words[1].text[:1] == "-"):
+        return None
+    if not all(_relative_word(w.text) for w in words[1:]):
+        return None
+    if not all(_relative_word(text) for text in part[0]):
+        return None
+    return words, tuple(part[0])
 
 
 def _read(command: str) -> tuple[list[list[Word]], list[str]] | None:

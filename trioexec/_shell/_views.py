@@ -53,6 +53,7 @@ __all__ = [
     "line_views",
     "nested_scripts",
     "runs_other_commands",
+    "too_complex",
     "write_targets",
 ]
 
@@ -84,6 +85,19 @@ def line_views(source: str) -> tuple[View, ...]:
 def nested_scripts(analysis: ShellAnalysis) -> list[ShellAnalysis]:
     """The scripts the line hands to a shell, ``eval``, ``trap``... (at any depth), parsed."""
     return [analyse(script) for script in _read_views(analysis.source)[1]]
+
+
+def too_complex(command: str) -> str:
+    """Why ``command`` (or a script it hands to a shell) is too complex to check: longer,
+    deeper or with more commands than the analysis reads; empty when it was read."""
+    analysis = analyse(command)
+    if analysis.too_complex:
+        return analysis.too_complex
+    for script in _read_views(command)[1]:
+        reason = analyse(script).too_complex
+        if reason:
+            return reason
+    return ""
 
 
 @functools.lru_cache(maxsize=2048)
@@ -159,6 +173,7 @@ _SPECIAL_NAMES = frozenset(
         "git",
         *OPAQUE_WRAPPERS,
         *WRAPPERS,
+        "!",
     ]
 )
 """Every command name :func:`_views` reads further than its words."""
@@ -228,6 +243,8 @@ def _views(words: Sequence[Word], command: SimpleCommand, depth: int) -> Iterato
                 yield from _assignment(word, depth)
     if base in ALWAYS_UNSURE:
         yield UNSURE
+    elif base == "!":  # `! ! rm x`: the grammar reads the second `!` as a command name
+        yield from _views(view[1:], command, depth + 1)
     elif base in SHELLS:
         yield from _shell(view, command, depth)
     elif base in SCRIPT_FIRST_OPERAND:

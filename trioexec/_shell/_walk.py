@@ -116,8 +116,11 @@ def _unescape_double(text: str) -> str:
 class Reader:
     """Walks the syntax tree once, collecting commands, redirections and what it skips."""
 
-    def __init__(self, data: bytes, *, errors: bool = True) -> None:
+    def __init__(self, data: bytes, *, errors: bool = True, max_commands: int = 0) -> None:
         self.data = data
+        self.max_commands = max_commands
+        """Stop reading after this many simple commands (0: no limit); ``overflow`` says so."""
+        self.overflow = False
         self.errors = errors
         """The tree may hold ERROR or MISSING nodes (tree-sitter's ``has_error``): when it
         does not, no node needs checking for them."""
@@ -132,6 +135,9 @@ class Reader:
 
     # statements
     def statement(self, node: Node, outer: tuple[Redirect, ...], *, nested: bool) -> None:
+        if self.max_commands and len(self.commands) > self.max_commands:
+            self.overflow = True
+            return
         kind = node.type
         if self.errors and (node.is_missing or kind == "ERROR"):
             self.broken = True
@@ -140,7 +146,11 @@ class Reader:
             self.command(node, outer, nested=nested)
             return
         if kind in LISTS:
+            limit = self.max_commands or len(self.data)
             for child in node.children:
+                if len(self.commands) > limit:
+                    self.overflow = True
+                    return
                 child_kind = child.type
                 if child_kind == "command" and not self.errors:
                     self.command(child, outer, nested=nested)  # what statement() would do

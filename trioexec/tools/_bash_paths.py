@@ -22,7 +22,13 @@ from .._guard._file_access import Resolver
 from .._guard._path_rules import match_path_rule
 from .._guard._protected import protected_path_reason
 from .._shell._syntax import ShellAnalysis, Word, analyse
-from .._shell._views import UNSURE, command_views, nested_scripts, write_targets
+from .._shell._views import (
+    UNSURE,
+    command_views,
+    nested_scripts,
+    too_complex,
+    write_targets,
+)
 from .._texts import read_denied_message, sensitive_file_message
 from ._bash_stays_in_cwd import (
     MAX_BASES,
@@ -30,6 +36,7 @@ from ._bash_stays_in_cwd import (
     allowable_plan,
     candidates,
     plan_resolves_inside,
+    uncovered_plan,
 )
 
 if TYPE_CHECKING:
@@ -43,6 +50,7 @@ __all__ = [
     "judge_paths",
     "may_glob",
     "protected_write_target",
+    "too_complex_message",
     "write_target_words",
 ]
 
@@ -377,7 +385,12 @@ def protected_write_target(command: str, cwd: Path) -> tuple[str, str | None] | 
 
 
 def judge_paths(
-    command: str, cwd: Path, read_rules: tuple[str, ...], *, budget: int | None = None
+    command: str,
+    cwd: Path,
+    read_rules: tuple[str, ...],
+    *,
+    budget: int | None = None,
+    allow_rules: tuple[str, ...] = (),
 ) -> PermissionResult:
     """``Bash``'s own permission check (blocking: call it from a worker thread when
     :func:`may_glob` says so, or with a ``budget``).
@@ -385,12 +398,21 @@ def judge_paths(
     Deny when a Read deny rule (``read_rules``, their contents) covers a path
     the command reads; ask as a safety check for a computed name that could be
     one, a protected write target, or a computed write target; allow a
-    read-only command whose names all resolve inside ``cwd``; else passthrough.
+    read-only command whose names all resolve inside ``cwd``, and a list or
+    pipeline whose every part is either covered by one of ``allow_rules`` (the
+    ``Bash(...)`` allow rules' contents) or such a read-only command
+    (``npm test | tail -20`` under ``Bash(npm test:*)``); else passthrough.
+
+    A line too complex to check (:func:`~trioexec._shell._views.too_complex`: too
+    long, too deep, too many commands) asks as a safety check, in bypass mode too.
 
     Raises:
         WalkTooLong: checking the Read deny rules would look at more than
             ``budget`` paths (then call it again in a worker thread).
     """
+    complex_reason = too_complex(command)
+    if complex_reason:
+        return PermissionResult.ask(too_complex_message(complex_reason), safety_check=True)
     if read_rules:
         read = denied_read(command, cwd, read_rules, budget=budget)
         if read.path is not None:
@@ -415,7 +437,19 @@ def judge_paths(
     plan = allowable_plan(command)
     if plan is not None and plan_resolves_inside(plan, cwd):
         return _ALLOWED
+    if allow_rules:
+        rest = uncovered_plan(command, allow_rules)
+        if rest is not None and plan_resolves_inside(rest, cwd):
+            return _ALLOWED
     return _PASSED
+
+
+def too_complex_message(reason: str) -> str:
+    """The safety-check text for a line the analysis does not read (``reason``: why)."""
+    return (
+        f"Claude requested permissions to use Bash: the command is too complex to check "
+        f"({reason}), so it needs approval."
+    )
 
 
 def may_glob(command: str) -> bool:

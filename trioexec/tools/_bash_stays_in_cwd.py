@@ -17,7 +17,13 @@ import os
 import stat
 from pathlib import Path
 
-from .._shell._read_only import is_read_only_command, read_words, stays_in_working_directory
+from .._guard._bash_rules import allow_parts, covered_parts
+from .._shell._read_only import (
+    is_read_only_command,
+    read_only_part,
+    read_words,
+    stays_in_working_directory,
+)
 from .._shell._syntax import Word
 
 __all__ = [
@@ -28,6 +34,7 @@ __all__ = [
     "candidates",
     "plan_resolves_inside",
     "resolves_inside",
+    "uncovered_plan",
 ]
 
 MAX_BASES = 16
@@ -47,6 +54,31 @@ def allowable_plan(command: str) -> Plan | None:
         return None
     lexed = read_words(command)
     return None if lexed is None else _plan_of(*lexed)
+
+
+@functools.lru_cache(maxsize=1024)
+def uncovered_plan(command: str, allow_rules: tuple[str, ...]) -> Plan | None:
+    """A compound line some of whose parts ``allow_rules`` cover, each other part being
+    read-only and lexically inside the working directory: what :func:`plan_resolves_inside`
+    looks at for those other parts (and every ``cd``).  None for any other line, and for
+    one every part of which a rule covers (the rules allow that by themselves).
+    """
+    covered = covered_parts(allow_rules, command)
+    if covered is None or all(covered) or not any(covered):
+        return None
+    parts = allow_parts(command)
+    assert parts is not None  # covered_parts read them
+    commands: list[tuple[Word, ...]] = []
+    inputs: list[str] = []
+    for part, is_covered in zip(parts, covered, strict=True):
+        if is_covered and part.words[0].text not in ("cd", "pushd", "popd"):
+            continue
+        reading = read_only_part(part)
+        if reading is None:
+            return None
+        commands.append(reading[0])
+        inputs.extend(reading[1])
+    return _plan_of(tuple(commands), tuple(dict.fromkeys(inputs)))
 
 
 def candidates(text: str) -> list[str]:
