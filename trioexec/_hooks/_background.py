@@ -165,4 +165,3 @@ class BackgroundHooks:
                 )
         finally:
             self._scopes.discard(scope)
-

@@ -17,6 +17,7 @@ Pure functions over :mod:`._shell_syntax` values.
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING
 
 from ._programs import (
@@ -528,12 +529,19 @@ def _git_config(setting: str, depth: int) -> Iterator[View]:
 
 
 _ARITHMETIC_CONTEXTS = frozenset(["arithmetic", "subscript", "conditional expression"])
+_CODE = re.compile(r"\$\((?!\()|`|\$\{")
+"""A command substitution (not ``$((``, arithmetic), a backtick or a parameter expansion."""
+_READS_VALUES = frozenset(["read", "mapfile", "readarray", "getopts"])
+"""Commands that give a variable a value the line does not show."""
 
 
 def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
-    """A quoted ``$(...)`` or backtick the shell may still run: an arithmetic context
-    (``(( ))``, ``[[ -eq ]]``, an array subscript, ``let``, ``test -v``...) evaluates
-    ``a[$(cmd)]`` held in a string."""
+    """Code the shell may run through arithmetic evaluation, where the line shows it only
+    as data.  An arithmetic context (``(( ))``, ``$(( ))``, ``for ((...))``, ``[[ -eq ]]``,
+    an array subscript, ``${!x}``, ``${s:i}``, ``let``, ``test -v``...) evaluates a
+    variable's value as an expression, and ``a[$(cmd)]`` in it runs ``cmd``: so a quoted
+    ``$(...)``, backtick or ``${`` anywhere in the line, or a value the line does not show
+    (``read``, ``mapfile``, a substitution, a computed assignment), is unsure."""
     unmodelled = analysis.unmodelled
     if not unmodelled or _ARITHMETIC_CONTEXTS.isdisjoint(unmodelled):
         for c in analysis.commands:
@@ -541,8 +549,15 @@ def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
                 break
         else:
             return False
-    return any(
-        "$(" in w.text or "`" in w.text or "${" in w.text
-        for c in analysis.commands
-        for w in (*c.words, *c.assignments)
-    )
+    if "substitution" in unmodelled:
+        return True  # its output may be a variable's value, or evaluated in place
+    for c in analysis.commands:
+        if c.words and c.words[0].text in _READS_VALUES:
+            return True
+        for w in c.assignments:
+            if not w.static or _CODE.search(w.text):
+                return True
+        for w in c.words:
+            if _CODE.search(w.text) or ("=" in w.text and not w.static):
+                return True
+    return False

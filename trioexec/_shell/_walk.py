@@ -53,6 +53,8 @@ _DYNAMIC = frozenset(
         "process_substitution",
     ]
 )
+_ARITHMETIC_EXPANSION = re.compile(r"\$\{(?:!|#?[^}:\[]*(?:\[|:(?![-=?+])))")
+"""A parameter expansion that evaluates arithmetic: ``${!x}``, ``${a[i]}``, ``${s:i:n}``."""
 _BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _ANSI_ESCAPE = re.compile(
     r"\\(?:x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.)|(.))",
@@ -202,6 +204,8 @@ class Reader:
                 label = "arithmetic"
             if label:
                 self.unmodelled.append(label)
+            if kind == "c_style_for_statement":
+                self.unmodelled.append("arithmetic")  # `for ((i=x; ...))` evaluates x's value
             for child in node.children:
                 if child.is_named:
                     self.part(child, outer, nested=True)
@@ -240,10 +244,18 @@ class Reader:
             self.broken = True
         if node.type == "subscript":
             self.unmodelled.append("subscript")
+        elif node.type == "expansion":
+            self.expansion(node)
         elif node.type in ("arithmetic_expansion", "ansi_c_string"):
             self.unmodelled.append("arithmetic" if node.type[0] == "a" else "ansi-c quote")
         for child in node.children:
             self.search(child)
+
+    def expansion(self, node: Node) -> None:
+        """``${...}``: an indirection (``${!x}``), a subscript or a substring offset
+        (``${s:i}``) evaluates a variable's value as arithmetic (``a[$(cmd)]`` runs)."""
+        if _ARITHMETIC_EXPANSION.match(self.source(node)):
+            self.unmodelled.append("arithmetic")
 
     def substitution(self, node: Node) -> None:
         self.unmodelled.append("substitution")
@@ -507,7 +519,7 @@ class Reader:
         elif kind in _DYNAMIC:
             parts.append(text)
             flags["static"] = False
-            self.search(node)
+            self.search(node)  # (an `expansion` is read there too)
         elif kind == "$":
             parts.append("$")
             flags["static"] = False

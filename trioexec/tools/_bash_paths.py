@@ -12,6 +12,7 @@ import functools
 import glob
 import itertools
 import os
+import re
 import stat
 from typing import TYPE_CHECKING
 
@@ -77,8 +78,9 @@ class ReadCheck:
 
 
 @functools.lru_cache(maxsize=1024)
-def _read_names(command: str) -> tuple[Word, ...]:
-    """Every word that may name a file the line reads (see :func:`_names`)."""
+def _read_names(command: str) -> tuple[tuple[Word, str], ...]:
+    """Every word that may name a file the line reads, with how it is read (see
+    :func:`_names`)."""
     return tuple(_names(_analyses(command)))
 
 
@@ -163,35 +165,107 @@ def _bases(moves: tuple[str, ...] | None, cwd: Path) -> list[str] | None:
     return list(dict.fromkeys(bases))
 
 
-def _names(analyses: tuple[ShellAnalysis, ...]) -> list[Word]:
-    """Every word that may name a file the line reads: arguments, option values, ``< file``
-    (each once: a word the views of a line share is one name)."""
-    found: list[Word] = []
-    seen: set[tuple[str, str, bool, bool, bool]] = set()
+_NAMES_ONLY = frozenset(
+    ["stat", "realpath", "readlink", "basename", "dirname", "test", "[", "mkdir", "rmdir",
+     "touch", "cd", "pushd", "which", "type", "pwd"]
+)  # fmt: skip
+"""Programs that look at the names (and metadata) they are given, never at what a file
+holds nor at a directory's entries: a directory they name is not walked."""
+_LISTERS = {"ls": "R", "dir": "R", "vdir": "R", "du": "", "tree": "", "find": ""}
+"""Programs that list a directory's entries (names, never contents, never through the
+links inside): one level, or every level when recursive (always for those without a
+letter; ``ls -R``)."""
+_WALKS_NO_FOLLOW = {"grep": "R", "egrep": "R", "fgrep": "R", "rg": "L"}
+"""Programs that walk a directory without following the symbolic links inside it, unless
+given the option letter (``grep -R``, ``rg -L``) or its long form."""
+_FOLLOW_LONG = ("--dereference-recursive", "--follow")
+_READ = "read"
+_NO_FOLLOW = "nofollow"
+_LIST = "list"
+_NAMES = "names"
+_STRENGTH = {_NAMES: 0, _LIST: 1, _NO_FOLLOW: 2, _READ: 3}
+_GIT_OBJECT_PATH = re.compile(r"^(?::[0-3]:|:|[^:\s]+:)(?!/)(.+)$")
+"""``REV:path``, ``:path``, ``:N:path``: a file git reads from its object store."""
 
-    def add(word: Word) -> None:
+
+def _how_read(view: tuple[Word, ...]) -> str:
+    name = view[0].text.rpartition("/")[2]
+    if name in _NAMES_ONLY:
+        return _NAMES
+    if name in _LISTERS:
+        recursive = not _LISTERS[name] or any(
+            w.text == "--recursive" or (w.text[:1] == "-" and w.text[1:2] != "-" and "R" in w.text)
+            for w in view[1:]
+        )
+        return _NO_FOLLOW if recursive else _LIST
+    follow = _WALKS_NO_FOLLOW.get(name)
+    if follow is None:
+        return _READ
+    for word in view[1:]:
+        text = word.text
+        if text.startswith(_FOLLOW_LONG) or (
+            text[:1] == "-" and text[1:2] != "-" and follow in text[1:]
+        ):
+            return _READ
+    return _NO_FOLLOW
+
+
+def _read_candidates(program: str, text: str) -> list[str]:
+    """What one static word may name for reading: itself, an option's value (the tail of
+    ``-fFILE``), an ``@file`` / ``<file`` upload (``curl -d @f``, ``-F x=@f;type=...``),
+    the path of git's ``REV:path``, and ``~+`` (``$PWD``) spelled as ``.``."""
+    found = candidates(text)
+    extra: list[str] = []
+    for name in found:
+        extra.extend(
+            name.rpartition(marker)[2].split(";", 1)[0] for marker in ("=@", "=<") if marker in name
+        )
+        if name.startswith("@") and len(name) > 1:
+            extra.append(name[1:].split(";", 1)[0])
+        if program == "git" and ":" in name and not name.startswith("-"):
+            match = _GIT_OBJECT_PATH.match(name)
+            if match:
+                extra.append(match[1])
+    found.extend(extra)
+    return [("." + t[2:]) if t.startswith("~+") and t[2:3] in ("", "/") else t for t in found]
+
+
+def _names(analyses: tuple[ShellAnalysis, ...]) -> list[tuple[Word, str]]:
+    """Every word that may name a file the line reads: arguments, option values, ``< file``
+    (each once: a word the views of a line share is one name), with how it is read:
+    ``read`` (a directory named is walked, symlinks inside followed), ``nofollow``
+    (walked, the symlinks inside not followed: ``grep -r``, ``rg``, ``find``), ``list``
+    (one level of names: ``ls``) or ``names`` (never walked: ``stat``, ``cd``)."""
+    found: dict[tuple[str, str, bool, bool, bool], tuple[Word, str]] = {}
+
+    def add(word: Word, how: str) -> None:
         key = (word.text, word.raw, word.static, word.expands, word.braces)
-        if key not in seen:
-            seen.add(key)
-            found.append(word)
+        known = found.get(key)
+        if known is None or _STRENGTH[how] > _STRENGTH[known[1]]:
+            found[key] = (word, how)
 
     for analysis in analyses:
         for redirect in analysis.redirects:
             if redirect.reads_file and redirect.target is not None:
-                add(redirect.target)
+                add(redirect.target, _READ)
         for view in command_views(analysis):
             if view is UNSURE:
                 continue
+            how = _how_read(view)
+            program = view[0].text.rpartition("/")[2]
             for word in view[1:]:
                 if not word.static:
-                    add(word)
+                    add(word, how)
                     continue
-                for text in candidates(word.text):
+                if word.text.startswith("~-") and word.text[2:3] in ("", "/"):
+                    add(Word(word.text, word.raw, static=False), how)  # $OLDPWD: not known
+                    continue
+                for text in _read_candidates(program, word.text):
                     if text == word.text:
-                        add(word)
+                        add(word, how)
                     else:
-                        add(Word(text, word.raw, True, word.expands, word.braces, word.ansi_c))
-    return found
+                        add(Word(text, word.raw, True, word.expands, word.braces, word.ansi_c), how)
+    return list(found.values())
 
 
 class WalkTooLong(Exception):
@@ -239,18 +313,18 @@ def denied_read(
     if bases is None:
         return ReadCheck(unknown="cd")
     disk = _Disk(cwd, budget)
-    for word in _read_names(command):
+    for word, how in _read_names(command):
         if not word.static:
             return ReadCheck(unknown=word.raw or word.text)
         for base in bases:
-            found = _covered(word, base, cwd, rules, disk)
+            found = _covered(word, base, cwd, rules, disk, how)
             if found is not None:
                 return found
     return ReadCheck()
 
 
 def _covered(
-    word: Word, base: str, cwd: Path, rules: tuple[str, ...], disk: _Disk
+    word: Word, base: str, cwd: Path, rules: tuple[str, ...], disk: _Disk, how: str = _READ
 ) -> ReadCheck | None:
     path = os.path.join(base, os.path.expanduser(word.text))
     paths = [path]
@@ -262,7 +336,7 @@ def _covered(
         if len(paths) > MAX_GLOB_MATCHES:
             return ReadCheck(unknown=word.raw)
     for candidate in paths:
-        for found in _with_contents(candidate, disk, base):
+        for found in _with_contents(candidate, disk, base, how):
             if found is None:
                 return ReadCheck(unknown=word.raw)
             if _rules_cover(rules, *found, cwd, disk):
@@ -293,7 +367,9 @@ def _rules_cover(
     )
 
 
-def _with_contents(path: str, disk: _Disk, base: str) -> Iterator[tuple[str, str | None] | None]:
+def _with_contents(
+    path: str, disk: _Disk, base: str, how: str = _READ
+) -> Iterator[tuple[str, str | None] | None]:
     """``(path, resolved)``, then (for a directory) the same for what is inside it, in
     :func:`os.walk`'s order; ``resolved`` is None for a path that does not exist, and
     None instead of a pair means too much to check.
@@ -315,7 +391,17 @@ def _with_contents(path: str, disk: _Disk, base: str) -> Iterator[tuple[str, str
     else:
         real = disk.resolver.real(os.path.normpath(path))
     yield path, real
-    if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(path))):
+    if how == _NAMES or not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(path))):
+        return
+    if how == _LIST:
+        try:
+            with os.scandir(path) as scan:
+                names = [entry.name for entry in scan]
+        except OSError:
+            return
+        for name in names:
+            disk.spend()
+            yield os.path.join(path, name), None  # a name listed, matched as written
         return
     seen = 0
     pending = [(path, real)]
@@ -341,7 +427,11 @@ def _with_contents(path: str, disk: _Disk, base: str) -> Iterator[tuple[str, str
                 yield None
                 return
             disk.spend()
-            resolved = disk.resolver.real(entry_path) if link else os.path.join(real_root, name)
+            if link:
+                # a link met inside the walk: read through only by a program that follows
+                resolved = disk.resolver.real(entry_path) if how == _READ else None
+            else:
+                resolved = os.path.join(real_root, name)
             yield entry_path, resolved
         pending.extend(
             (entry_path, os.path.join(real_root, name))
