@@ -369,7 +369,8 @@ def _sed(args: Sequence[Word]) -> bool:
 
 
 _GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--no-replace-objects"})
-_GIT_FORBIDDEN = ("output", "ext-diff", "open-files-in-pager", "exec", "textconv", "filters")
+_GIT_FORBIDDEN = ("output", "ext-diff", "open-files-in-pager", "exec", "textconv", "filters",
+                  "upload-pack", "receive-pack", "extcmd", "template", "config")  # fmt: skip
 """Long options (and so their unique prefixes) that write a file or run a program."""
 _LISTING_FLAGS = ("-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
                   "--points-at")  # fmt: skip
@@ -399,10 +400,11 @@ def _git_listing(write_flags: Sequence[str], write_short: str) -> ArgCheck:
 
     def check(args: Sequence[Word]) -> bool:
         listing = any(w.text in _LISTING_FLAGS or w.text.startswith("--list") for w in args)
+        longs = [flag[2:] for flag in write_flags if flag.startswith("--")]
         for word in args:
             arg = word.text
-            if arg in write_flags or any(arg.startswith(f"{flag}=") for flag in write_flags):
-                return False
+            if arg in write_flags or _names_long(arg, longs):
+                return False  # git takes a unique prefix: `--unset-up`, `--set-upstream-t=x`
             if _is_short_cluster(arg) and any(ch in write_short for ch in arg[1:]):
                 return False
             if not arg.startswith("-") and not listing:
@@ -430,19 +432,13 @@ def _git_subcommand_words(*allowed: str, options_only: bool = False) -> ArgCheck
     return check
 
 
-def _git_config(args: Sequence[Word]) -> bool:
-    reads = {"--get", "--get-all", "--get-regexp", "-l", "--list", "--get-urlmatch"}
-    harmless = {"--global", "--local", "--system", "--show-origin", "--show-scope",
-                "--name-only", "-z", "--null", "--includes", "--no-includes"}  # fmt: skip
-    flags = {w.text for w in args if w.text.startswith("-")}
-    return bool(flags & reads) and flags <= reads | harmless
-
-
 _BRANCH_WRITES = ("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f",
                   "--force", "-u", "--set-upstream-to", "--unset-upstream", "--edit-description",
-                  "--track", "--no-track", "-t")  # fmt: skip
+                  "--track", "--no-track", "-t", "--set-upstream", "--create-reflog",
+                  "--recurse-submodules")  # fmt: skip
 _TAG_WRITES = ("-d", "--delete", "-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-f",
-               "--force", "-m", "--message", "-F", "--file", "-e", "--edit")  # fmt: skip
+               "--force", "-m", "--message", "-F", "--file", "-e", "--edit", "--create-reflog",
+               "--cleanup", "--no-sign", "--trailer")  # fmt: skip
 
 _GIT_SUBCOMMANDS: dict[str, ArgCheck] = {
     "status": _any_args,
@@ -473,7 +469,6 @@ _GIT_SUBCOMMANDS: dict[str, ArgCheck] = {
     "stash": _git_subcommand_words("list", "show"),
     "reflog": _git_subcommand_words("", "show", options_only=True),
     "worktree": _git_subcommand_words("list"),
-    "config": _git_config,
 }
 
 

@@ -115,6 +115,13 @@ def _analyse(command: str) -> ShellAnalysis:
         retry = _parser().parse(_OPERATOR_WORD.sub(lambda m: m[1] + b"__", data))
         if not retry.root_node.has_error:
             root = retry.root_node
+    if root.has_error and b"<>" in data:
+        # The grammar lacks bash's read-write redirection `[n]<>file`: read it as the
+        # append `>>` of the same length (the reader takes the operator's text, `<>`,
+        # from the original bytes).
+        retry = _parser().parse(data.replace(b"<>", b">>"))
+        if not retry.root_node.has_error:
+            root = retry.root_node
     errors = root.has_error
     if root.descendant_count > _SHALLOW and _depth(root) > MAX_DEPTH:
         return ShellAnalysis(

@@ -20,6 +20,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
+from ._carriers import CARRIERS, GIT_CARRIERS, Carried, carried, git_carried
 from ._programs import (
     ALWAYS_UNSURE,
     APPENDS_ARGUMENTS,
@@ -68,6 +69,10 @@ _MAX_DEPTH = 8
 
 _SCRIPT = Word("\0script", "\0script", static=False)
 """Marks a pseudo-view ``(_SCRIPT, Word(script))``: a script the line hands to a shell."""
+_BIND = Word("\0bind", "\0bind", static=False)
+"""Marks a pseudo-view ``(_BIND, Word(name), *target)``: the line binds a command name to
+another program (``hash -p /bin/rm ls``, ``BASH_CMDS[ls]=/bin/rm``, a git alias
+``git config alias.p push`` as ``(_BIND, Word("git p"), git, push)``)."""
 
 
 def command_views(analysis: ShellAnalysis) -> Iterator[View]:
@@ -110,12 +115,32 @@ def _read_views(source: str) -> tuple[tuple[View, ...], tuple[str, ...]]:
         return plain, ()
     views: list[View] = []
     scripts: list[str] = []
+    bindings: dict[str, list[tuple[Word, ...]]] = {}
     for view in _all_views(analysis):
         if view[0] is _SCRIPT:
             scripts.append(view[1].text)
+        elif view[0] is _BIND:
+            bindings.setdefault(view[1].text, []).append(view[2:])
         else:
             views.append(view)
+    if bindings:
+        views.extend(_rebound(views, bindings))
     return tuple(views), tuple(dict.fromkeys(scripts)) if scripts else ()
+
+
+def _rebound(views: list[View], bindings: dict[str, list[tuple[Word, ...]]]) -> list[View]:
+    """Each view whose command name the line binds to another program, as that program
+    (``hash -p /bin/rm ls; ls -rf x`` runs ``rm -rf x``; after ``git config alias.p push``,
+    ``git p --force`` is ``git push --force``)."""
+    found: list[View] = []
+    for view in views:
+        if view is UNSURE:
+            continue
+        name = view[0].text.rpartition("/")[2]
+        found.extend((*target, *view[1:]) for target in bindings.get(name, ()))
+        if name == "git" and len(view) > 1:
+            found.extend((*target, *view[2:]) for target in bindings.get("git " + view[1].text, ()))
+    return found
 
 
 def _plain_views(analysis: ShellAnalysis) -> tuple[View, ...] | None:
@@ -174,6 +199,7 @@ _SPECIAL_NAMES = frozenset(
         "git",
         *OPAQUE_WRAPPERS,
         *WRAPPERS,
+        *CARRIERS,
         "!",
     ]
 )
@@ -194,7 +220,11 @@ def _runs_itself(words: tuple[Word, ...]) -> bool:
     if len(words) == 1:
         return True
     following = words[1]
-    return following.static and not following.text.startswith("-")
+    return (
+        following.static
+        and not following.text.startswith("-")
+        and following.text not in GIT_CARRIERS
+    )
 
 
 def _assignment(word: Word, depth: int) -> Iterator[View]:
@@ -203,6 +233,20 @@ def _assignment(word: Word, depth: int) -> Iterator[View]:
     if not eq:
         return
     name = name.rstrip("+")
+    if name.startswith(("BASH_CMDS", "BASH_ALIASES")):
+        # `BASH_CMDS[ls]=/bin/rm`: the hash table of command names; BASH_ALIASES the aliases
+        inner = name.partition("[")[2].rstrip("]")
+        if not word.static or not inner or not value or "(" in value:
+            yield UNSURE
+            return
+        if name.startswith("BASH_CMDS"):
+            program = value.rpartition("/")[2] or value
+            yield (_BIND, Word(inner), Word(program))
+            yield (Word(program),)
+        else:
+            yield from _script(Word(value), depth)
+            yield (_BIND, Word(inner), *(Word(part) for part in value.split()))
+        return
     if name in RUNS_VALUE:
         yield from _script(Word(value, static=word.static), depth)
     elif name in CHANGES_WHAT_RUNS or name.startswith(
@@ -253,12 +297,58 @@ def _views(words: Sequence[Word], command: SimpleCommand, depth: int) -> Iterato
     elif base == "find":
         yield from _find(view, command, depth)
     elif base == "git":
-        yield from _git(view, command, depth)
+        stripped = [view]
+        for found in _git(view, command, depth):
+            yield found
+            if found is not UNSURE and found[0] is view[0]:
+                stripped.append(found)
+        for target in stripped:
+            yield from _carried(git_carried(target), command, depth)
     elif base in OPAQUE_WRAPPERS:
         for start in range(1, len(view)):
             yield from _views(view[start:], command, depth + 1)
     elif base in WRAPPERS:
         yield from _wrapper(base, view, command, depth)
+    elif base == "hash":
+        yield from _hash(view)
+    elif base in CARRIERS:
+        yield from _carried(carried(base, view), command, depth)
+
+
+def _carried(found: Iterator[Carried], command: SimpleCommand, depth: int) -> Iterator[View]:
+    """Views of what a command's options carry (:mod:`._carriers`)."""
+    for kind, words in found:
+        if kind == "script":
+            yield from _script(words[0], depth)
+        elif kind == "program":
+            yield from _views((words[0], _ANY), command, depth + 1)
+        elif kind == "words":
+            yield from _views(words, command, depth + 1)
+        elif kind == "bind":
+            yield (_BIND, *words)
+        else:
+            yield UNSURE
+
+
+def _hash(view: View) -> Iterator[View]:
+    """``hash -p PATH NAME...``: NAME runs PATH from now on (bash's command hash table)."""
+    args = list(view[1:])
+    for index, word in enumerate(args):
+        if not word.static:
+            yield UNSURE
+            return
+        if word.text.startswith("-") and "p" in word.text[1:]:
+            rest = word.text[word.text.index("p") + 1 :]
+            path = Word(rest) if rest else (args[index + 1] if index + 1 < len(args) else _ANY)
+            names = args[index + (1 if rest else 2) :]
+            if not path.static:
+                yield UNSURE
+                return
+            program = path.text.rpartition("/")[2] or path.text
+            yield (Word(program), _ANY)
+            for name in names:
+                yield (_BIND, Word(name.text), Word(program))
+            return
 
 
 def _script(word: Word | str, depth: int) -> Iterator[View]:

@@ -416,7 +416,10 @@ class Reader:
             elif child.type in REDIRECTS:
                 found.extend(self.redirect(child, nested=nested))
             elif not child.is_named:
-                operator = operator or child.type
+                if not operator:
+                    operator = child.type
+                    if operator == ">>" and self.source(child) == "<>":
+                        operator = "<>"  # read as `>>` (see _shell_syntax._analyse)
             elif child.type == "heredoc_start":
                 quoted = any(c in self.source(child) for c in "'\"\\")
             elif child.type == "heredoc_body":
