@@ -52,6 +52,7 @@ __all__ = [
     "may_glob",
     "protected_write_target",
     "too_complex_message",
+    "unreadable_message",
     "write_target_words",
 ]
 
@@ -144,11 +145,19 @@ def _moves(analyses: tuple[ShellAnalysis, ...]) -> tuple[str, ...] | None:
     for analysis in analyses:
         for command in analysis.commands:
             words = command.words
-            if words and words[0].text in ("cd", "pushd") and len(words) > 1:
-                target = words[-1]
-                if not target.static or target.expands:
-                    return None
-                targets.append(target.text)
+            if not words or words[0].text not in ("cd", "pushd", "popd"):
+                continue
+            if len(words) == 1:
+                if words[0].text != "cd":
+                    return None  # `pushd` swaps, `popd` returns: to a directory not shown
+                targets.append("~")  # a bare `cd` goes home
+                continue
+            target = words[-1]
+            if not target.static or target.expands or target.text in ("-", "~-"):
+                return None  # computed, or `cd -` ($OLDPWD)
+            if words[0].text == "popd":
+                return None
+            targets.append(target.text)
     return tuple(targets)
 
 
@@ -503,6 +512,9 @@ def judge_paths(
     complex_reason = too_complex(command)
     if complex_reason:
         return PermissionResult.ask(too_complex_message(complex_reason), safety_check=True)
+    if any(analysis.unparsed for analysis in _analyses(command)):
+        # bash runs the lines before a syntax error: nothing it may write can be judged
+        return PermissionResult.ask(unreadable_message(), safety_check=True)
     if read_rules:
         read = denied_read(command, cwd, read_rules, budget=budget)
         if read.path is not None:
@@ -539,6 +551,15 @@ def too_complex_message(reason: str) -> str:
     return (
         f"Claude requested permissions to use Bash: the command is too complex to check "
         f"({reason}), so it needs approval."
+    )
+
+
+def unreadable_message() -> str:
+    """The safety-check text for a line the bash grammar does not read."""
+    return (
+        "Claude requested permissions to use Bash: the command could not be read as bash "
+        "(a syntax error, or a construct the reader does not know), so what it reads and "
+        "writes cannot be checked."
     )
 
 
