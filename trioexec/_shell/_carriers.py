@@ -360,5 +360,5 @@ def git_setting(setting: str, static: bool = True) -> Iterator[Carried]:
             yield "bind", (Word("git " + key[6:]), *target)
     elif key.startswith(("include", "core.hookspath", "core.fsmonitor")):
         yield "unsure", (Word(value),)
-    else:
-        yield "script", (Word(value),)
+    else:  # `!cmd` is a shell command to git (credential helpers, aliases): so is `cmd`
+        yield "script", (Word(value.removeprefix("!")),)

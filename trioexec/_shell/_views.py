@@ -621,6 +621,8 @@ def _git_config(setting: str, depth: int) -> Iterator[View]:
 _ARITHMETIC_CONTEXTS = frozenset(["arithmetic", "subscript", "conditional expression"])
 _CODE = re.compile(r"\$\((?!\()|`|\$\{")
 """A command substitution (not ``$((``, arithmetic), a backtick or a parameter expansion."""
+_ARITHMETIC_ONLY = re.compile(r"\$\(\([^`$]*\)\)")
+"""A value that is one arithmetic expansion over names and numbers: a number."""
 _READS_VALUES = frozenset(["read", "mapfile", "readarray", "getopts"])
 """Commands that give a variable a value the line does not show."""
 
@@ -645,8 +647,10 @@ def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
         if c.words and c.words[0].text in _READS_VALUES:
             return True
         for w in c.assignments:
-            if not w.static or _CODE.search(w.text):
+            if _CODE.search(w.text):
                 return True
+            if not w.static and not _ARITHMETIC_ONLY.fullmatch(w.raw.partition("=")[2]):
+                return True  # `n=$((n+1))` holds a number; any other computed value may not
         for w in c.words:
             if _CODE.search(w.text) or ("=" in w.text and not w.static):
                 return True

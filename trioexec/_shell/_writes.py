@@ -19,9 +19,6 @@ __all__ = ["write_targets"]
 _ANY = Word("\0", "\0", static=False)
 _TARGET_LAST = frozenset(["cp", "mv", "install", "ln", "rsync", "scp"])
 _TARGET_ALL = frozenset(["tee", "touch", "truncate", "mkdir", "rm", "rmdir", "shred", "unlink"])
-_VALUED_TARGETS = {
-    "sort": ("-o", "--output"),
-}
 _OPTION_TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "curl": ("oDc", ("output", "output-dir", "dump-header", "cookie-jar", "trace",
                       "trace-ascii", "stderr", "etag-save", "hsts", "alt-svc", "libcurl")),
@@ -29,6 +26,7 @@ _OPTION_TARGETS: dict[str, tuple[str, tuple[str, ...]]] = {
                       "save-cookies")),
     "unzip": ("d", ()),
     "tar": ("C", ("directory",)),
+    "sort": ("o", ("output",)),
 }  # fmt: skip
 """Options whose value a program writes, or a directory it writes into (short letters,
 long names: a unique prefix counts)."""
@@ -46,18 +44,21 @@ _GIT_CONFIG_WRITES = frozenset(
 )  # fmt: skip
 
 
-_WRITERS = frozenset(
-    [*_TARGET_LAST, *_TARGET_ALL, *_VALUED_TARGETS, *_OPTION_TARGETS, "dd", "uniq", "sed", "git"]
-)
+_WRITERS = frozenset([*_TARGET_LAST, *_TARGET_ALL, *_OPTION_TARGETS, "dd", "uniq", "sed", "git"])
 
 
 def write_targets(words: Sequence[Word]) -> list[Word]:
     """The files ``words`` (one simple command) is known to write or remove.
 
     ``tee F``, ``touch F``, ``rm F``...: every operand; ``cp``/``mv``/``ln``/
-    ``install``: the last operand or ``-t DIR``; ``sort -o F``; ``sed -i``: its
-    operands; ``dd of=F``; ``curl -o F``, ``wget -O F``.  Commands not listed
-    here are not known to write anything.
+    ``install``: the last operand or ``-t DIR`` (``-st DIR`` too); ``sort -o F``;
+    ``sed -i``: its operands; ``dd of=F``; ``curl -o F`` (and ``--output-dir``,
+    ``-D``, ``-c``, ``--trace``...), ``wget -O F`` / ``-P DIR`` / ``-o LOG``;
+    ``unzip -d DIR``; ``tar -C DIR`` and the archive it creates; git: ``--output``
+    of the diff family, ``format-patch -o``, ``archive -o``, the paths of
+    ``checkout`` / ``restore``, ``init`` / ``clone --template`` (the new hooks),
+    and the file ``git config`` sets.  Long options are matched by unique prefix.
+    Commands not listed here are not known to write anything.
     """
     if not words:
         return []
@@ -86,9 +87,6 @@ def write_targets(words: Sequence[Word]) -> list[Word]:
         return targets
     if base == "dd":
         return [Word(w.text[3:], static=w.static) for w in args if w.text.startswith("of=")]
-    valued = _VALUED_TARGETS.get(base)
-    if valued:
-        return _option_values(args, *valued)
     if base == "uniq":  # `uniq in out` writes out
         return operands[1:2]
     if base == "sed" and any(
@@ -98,19 +96,6 @@ def write_targets(words: Sequence[Word]) -> list[Word]:
     ):
         return operands
     return []
-
-
-def _option_values(args: Sequence[Word], short: str, long: str) -> list[Word]:
-    found: list[Word] = []
-    for index, word in enumerate(args):
-        text = word.text
-        if text in (short, long):
-            found.append(args[index + 1] if index + 1 < len(args) else _ANY)
-        elif text.startswith(long + "="):
-            found.append(Word(text.partition("=")[2], static=word.static))
-        elif text.startswith(short) and len(text) > len(short) and not text.startswith("--"):
-            found.append(Word(text[len(short) :], static=word.static))
-    return found
 
 
 def _values(args: Sequence[Word], short: str, long: tuple[str, ...]) -> list[Word]:

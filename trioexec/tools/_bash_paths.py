@@ -193,6 +193,7 @@ _NO_FOLLOW = "nofollow"
 _LIST = "list"
 _NAMES = "names"
 _STRENGTH = {_NAMES: 0, _LIST: 1, _NO_FOLLOW: 2, _READ: 3}
+_KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=.")
 _GIT_OBJECT_PATH = re.compile(r"^(?::[0-3]:|:|[^:\s]+:)(?!/)(.+)$")
 """``REV:path``, ``:path``, ``:N:path``: a file git reads from its object store."""
 
@@ -231,12 +232,29 @@ def _read_candidates(program: str, text: str) -> list[str]:
         )
         if name.startswith("@") and len(name) > 1:
             extra.append(name[1:].split(";", 1)[0])
+        elif program == "curl" and "@" in name:  # `--data-urlencode name@file`
+            extra.append(name.partition("@")[2])
+        if _KEY_VALUE.match(name):  # `dd if=FILE`, `make F=FILE`: the value may be a path
+            extra.append(name.partition("=")[2])
         if program == "git" and ":" in name and not name.startswith("-"):
             match = _GIT_OBJECT_PATH.match(name)
             if match:
                 extra.append(match[1])
     found.extend(extra)
     return [("." + t[2:]) if t.startswith("~+") and t[2:3] in ("", "/") else t for t in found]
+
+
+_FILES_FROM = ("files0-from", "files-from", "exclude-from", "arg-file")
+
+
+def _names_listed_in_file(text: str) -> bool:
+    """An option whose value is a file listing the names to read (their values unknown):
+    ``--files0-from`` (sort, wc, du), ``--files-from`` (tar, rsync, cpio), ``xargs
+    --arg-file`` (a unique prefix counts)."""
+    if not text.startswith("--") or len(text) < 5:
+        return False
+    given = text[2:].partition("=")[0]
+    return any(name.startswith(given) for name in _FILES_FROM)
 
 
 def _names(analyses: tuple[ShellAnalysis, ...]) -> list[tuple[Word, str]]:
@@ -268,6 +286,10 @@ def _names(analyses: tuple[ShellAnalysis, ...]) -> list[tuple[Word, str]]:
                     continue
                 if word.text.startswith("~-") and word.text[2:3] in ("", "/"):
                     add(Word(word.text, word.raw, static=False), how)  # $OLDPWD: not known
+                    continue
+                if _names_listed_in_file(word.text):
+                    # `--files0-from=LIST`, `tar -T LIST`: the names are in a file
+                    add(Word(word.text, word.raw, static=False), how)
                     continue
                 for text in _read_candidates(program, word.text):
                     if text == word.text:
