@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_COMMANDS",
     "MAX_DEPTH",
+    "MAX_SEPARATORS",
     "MAX_SOURCE",
     "Redirect",
     "ShellAnalysis",
@@ -56,6 +57,10 @@ the walk is recursive, and no command a person writes nests so deep."""
 MAX_COMMANDS = 2_000
 """Lines with more simple commands are not read further: every later check (views,
 rules, paths) grows with their number."""
+MAX_SEPARATORS = 4 * MAX_COMMANDS
+"""Lines with more ``|``, ``;`` and ``&`` characters (quoted ones too) are not parsed."""
+_SEPARATORS_CHECKED = MAX_SEPARATORS
+"""Shorter lines cannot hold more separators: they are not counted."""
 _SHALLOW = MAX_DEPTH
 """A tree with at most this many nodes cannot be deeper than :data:`MAX_DEPTH`."""
 
@@ -84,6 +89,12 @@ def analyse(command: str) -> ShellAnalysis:
         )
     if "\0" in command:
         return ShellAnalysis(command, unparsed=True)
+    if len(command) > _SEPARATORS_CHECKED and _separators(command) > MAX_SEPARATORS:
+        # The grammar parses a long pipeline slowly (about 2 µs a character): a line
+        # with this many `|`, `;` and `&` has more commands than are read anyway.
+        return ShellAnalysis(
+            command, unparsed=True, too_complex=f"more than {MAX_SEPARATORS:,} `|`, `;` and `&`"
+        )
     analysis = _analyse(command)
     if "\\\n" in command:
         # bash removes a backslash-newline before it splits words (`r\<newline>m` is
@@ -144,6 +155,10 @@ def _analyse(command: str) -> ShellAnalysis:
         errors or reader.broken,
         reader.comments,
     )
+
+
+def _separators(command: str) -> int:
+    return command.count("|") + command.count(";") + command.count("&")
 
 
 def _depth(root: Node) -> int:

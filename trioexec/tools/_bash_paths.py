@@ -193,6 +193,7 @@ _NO_FOLLOW = "nofollow"
 _LIST = "list"
 _NAMES = "names"
 _STRENGTH = {_NAMES: 0, _LIST: 1, _NO_FOLLOW: 2, _READ: 3}
+_PLAIN_NAME = re.compile(r"[^-=@<:~]*")
 _KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=.")
 _GIT_OBJECT_PATH = re.compile(r"^(?::[0-3]:|:|[^:\s]+:)(?!/)(.+)$")
 """``REV:path``, ``:path``, ``:N:path``: a file git reads from its object store."""
@@ -283,6 +284,12 @@ def _names(analyses: tuple[ShellAnalysis, ...]) -> list[tuple[Word, str]]:
             for word in view[1:]:
                 if not word.static:
                     add(word, how)
+                    continue
+                known = found.get((word.text, word.raw, True, word.expands, word.braces))
+                if known is not None and _STRENGTH[known[1]] >= _STRENGTH[how]:
+                    continue  # the same word again: its names are in already
+                if _PLAIN_NAME.fullmatch(word.text):
+                    add(word, how)  # no option, value, upload, revision or tilde form
                     continue
                 if word.text.startswith("~-") and word.text[2:3] in ("", "/"):
                     add(Word(word.text, word.raw, static=False), how)  # $OLDPWD: not known
