@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trioexec import GuardRails, ToolUse, run_tools
 from trioexec._shell._syntax import MAX_COMMANDS, MAX_DEPTH, MAX_SOURCE, analyse
@@ -102,3 +104,51 @@ async def test_a_too_complex_line_is_asked_about_not_denied_nor_run(
     assert result.is_error
     assert "too complex to check" in str(result.content)
     assert victim.read_text() == "keep me"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "$(",
+                "`",
+                "(",
+                ")",
+                "{ ",
+                "}",
+                '"',
+                "'",
+                "${x:-",
+                "$((",
+                "))",
+                "! ",
+                " && ",
+                " | ",
+                "; ",
+                "<<E\n",
+                "\nE\n",
+                "rm x",
+                "ls",
+                "<>",
+                "[[ ",
+                " ]]",
+                "if ",
+                " then ",
+                " fi",
+                "\\\n",
+                "bash -c '",
+            ]
+        ),
+        max_size=400,
+    )
+)
+def test_no_line_makes_a_check_raise(
+    tmp_path_factory: pytest.TempPathFactory, parts: list[str]
+) -> None:
+    command = "".join(parts)
+    is_read_only_command(command)
+    match_bash_rule("rm:*", command, behavior="deny")
+    match_bash_rule("ls:*", command)
+    split_bash_command(command)
+    judge_paths(command, tmp_path_factory.getbasetemp(), ("./secrets/**",))
