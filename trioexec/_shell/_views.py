@@ -77,9 +77,9 @@ another program (``hash -p /bin/rm ls``, ``BASH_CMDS[ls]=/bin/rm``, a git alias
 
 def command_views(analysis: ShellAnalysis) -> Iterator[View]:
     """Every command ``analysis`` may run, as word tuples (see the module docstring), in
-    order (a command written twice gives its views twice: every consumer asks whether
-    any view matches, or collects names it deduplicates itself).  ``analysis`` is the
-    one :func:`analyse` gives for its source."""
+    order (a command written twice may give its views once or twice: every consumer asks
+    whether any view matches, or collects names it deduplicates itself).  ``analysis`` is
+    the one :func:`analyse` gives for its source."""
     return iter(_read_views(analysis.source)[0])
 
 
@@ -93,6 +93,7 @@ def nested_scripts(analysis: ShellAnalysis) -> list[ShellAnalysis]:
     return [analyse(script) for script in _read_views(analysis.source)[1]]
 
 
+@functools.lru_cache(maxsize=2048)
 def too_complex(command: str) -> str:
     """Why ``command`` (or a script it hands to a shell) is too complex to check: longer,
     deeper or with more commands than the analysis reads; empty when it was read."""
@@ -116,13 +117,21 @@ def _read_views(source: str) -> tuple[tuple[View, ...], tuple[str, ...]]:
     views: list[View] = []
     scripts: list[str] = []
     bindings: dict[str, list[tuple[Word, ...]]] = {}
+    seen: set[tuple[tuple[str, str, bool, bool, bool, bool], ...]] = set()
     for view in _all_views(analysis):
         if view[0] is _SCRIPT:
             scripts.append(view[1].text)
         elif view[0] is _BIND:
             bindings.setdefault(view[1].text, []).append(view[2:])
-        else:
+        elif view is UNSURE:
             views.append(view)
+        else:
+            # A command written many times (a here-doc of 20,000 `ls x` lines) is one
+            # view: every consumer asks whether any view matches.
+            key = tuple([(w.text, w.raw, w.static, w.expands, w.braces, w.ansi_c) for w in view])
+            if key not in seen:
+                seen.add(key)
+                views.append(view)
     if bindings:
         views.extend(_rebound(views, bindings))
     return tuple(views), tuple(dict.fromkeys(scripts)) if scripts else ()

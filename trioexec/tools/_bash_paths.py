@@ -34,6 +34,7 @@ from .._texts import read_denied_message, sensitive_file_message
 from ._bash_stays_in_cwd import (
     MAX_BASES,
     MAX_GLOB_MATCHES,
+    MAX_NAMES,
     allowable_plan,
     candidates,
     plan_resolves_inside,
@@ -341,7 +342,9 @@ def denied_read(
     target, and matched as written and with symlinks resolved; a directory
     named is walked (up to 2,000 entries), since ``grep -r`` and ``cat dir/*``
     read what is inside.  A word the shell computes (``$F``, ``$(...)``) cannot
-    be checked: it is returned as ``unknown``.
+    be checked: it is returned as ``unknown``, and so is a line naming more than
+    :data:`~trioexec.tools._bash_inside.MAX_NAMES` paths (counted once per
+    directory a ``cd`` may have moved to).
 
     Raises:
         WalkTooLong: more than ``budget`` paths (names, glob matches and
@@ -350,8 +353,11 @@ def denied_read(
     bases = _bases(_moves_of(command), cwd)
     if bases is None:
         return ReadCheck(unknown="cd")
+    names = _read_names(command)
+    if len(names) * len(bases) > MAX_NAMES:
+        return ReadCheck(unknown=f"more than {MAX_NAMES:,} names")
     disk = _Disk(cwd, budget)
-    for word, how in _read_names(command):
+    for word, how in names:
         if not word.static:
             return ReadCheck(unknown=word.raw or word.text)
         for base in bases:

@@ -29,6 +29,7 @@ from .._shell._syntax import Word
 __all__ = [
     "MAX_BASES",
     "MAX_GLOB_MATCHES",
+    "MAX_NAMES",
     "Plan",
     "allowable_plan",
     "candidates",
@@ -41,6 +42,9 @@ MAX_BASES = 16
 """Directories a relative name is tried against, at most (the cwd and the ``cd`` targets)."""
 MAX_GLOB_MATCHES = 1000
 """Matches of one glob looked at, at most (beyond: unsure)."""
+MAX_NAMES = 4000
+"""Names one line gives that are looked up on disk, at most (beyond: unsure, so asked):
+each costs an ``lstat`` or two, so this bounds a decision's disk work."""
 
 Plan = tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]]
 """What :func:`resolves_inside` looks at: ``(word, name)`` pairs, then the ``cd`` targets."""
@@ -53,7 +57,10 @@ def allowable_plan(command: str) -> Plan | None:
     if not (is_read_only_command(command) and stays_in_working_directory(command)):
         return None
     lexed = read_words(command)
-    return None if lexed is None else _plan_of(*lexed)
+    if lexed is None:
+        return None
+    plan = _plan_of(*lexed)
+    return None if len(plan[0]) > MAX_NAMES else plan
 
 
 @functools.lru_cache(maxsize=1024)
@@ -78,7 +85,8 @@ def uncovered_plan(command: str, allow_rules: tuple[str, ...]) -> Plan | None:
             return None
         commands.append(reading[0])
         inputs.extend(reading[1])
-    return _plan_of(tuple(commands), tuple(dict.fromkeys(inputs)))
+    plan = _plan_of(tuple(commands), tuple(dict.fromkeys(inputs)))
+    return None if len(plan[0]) > MAX_NAMES else plan
 
 
 def candidates(text: str) -> list[str]:
