@@ -130,6 +130,8 @@ def carried(name: str, view: Sequence[Word]) -> Iterator[Carried]:
         return
     if name in ("ssh", "scp", "sftp"):
         yield from _ssh(view)
+    if name == "tar" and len(view) > 1 and view[1].static and view[1].text[:1] not in ("-", ""):
+        yield from _tar_old_style(view, carrier)
     for index in range(1, len(view)):
         word = view[index]
         text = word.text
@@ -171,6 +173,21 @@ def carried(name: str, view: Sequence[Word]) -> Iterator[Carried]:
                     )  # fmt: skip
                     yield kind, (value,)
                     break
+
+
+_TAR_VALUED = frozenset("bCfFgHIKLNTVX")
+"""GNU tar's short options that take a value."""
+
+
+def _tar_old_style(view: Sequence[Word], carrier: Carrier) -> Iterator[Carried]:
+    """``tar cIf PROG archive``: the first word's letters, whose values follow in order."""
+    values = iter(view[2:])
+    for letter in view[1].text:
+        if letter in _TAR_VALUED:
+            value = next(values, _ANY)
+            kind = carrier.short.get(letter)
+            if kind is not None:
+                yield kind, (value,)
 
 
 def _ssh(view: Sequence[Word]) -> Iterator[Carried]:

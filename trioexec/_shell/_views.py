@@ -224,16 +224,28 @@ def _runs_itself(words: tuple[Word, ...]) -> bool:
         return False
     if text not in _SPECIAL_NAMES:
         return True
+    if text in _OPTION_CARRIERS:
+        # a program whose options may carry one: with no option word, it runs itself
+        return all(w.static and w.text[:1] not in ("-", "+") for w in words[1:])
     if text != "git":
         return False
     if len(words) == 1:
         return True
     following = words[1]
-    return (
-        following.static
-        and not following.text.startswith("-")
-        and following.text not in GIT_CARRIERS
+    if not following.static or following.text.startswith("-"):
+        return False
+    if following.text not in GIT_CARRIERS:
+        return True
+    return following.text not in _GIT_RUNNING and all(
+        w.static and not w.text.startswith("-") for w in words[2:]
     )
+
+
+_OPTION_CARRIERS = frozenset(CARRIERS) - {"socat", "hash", "tar"}
+"""Programs that carry a program only in an option (``socat`` also in an address, ``tar``
+in its old-style first word)."""
+_GIT_RUNNING = frozenset(["bisect", "submodule", "config", "filter-branch"])
+"""git subcommands that may run a program without an option (``git bisect run``)."""
 
 
 def _assignment(word: Word, depth: int) -> Iterator[View]:

@@ -544,12 +544,9 @@ def judge_paths(
         WalkTooLong: checking the Read deny rules would look at more than
             ``budget`` paths (then call it again in a worker thread).
     """
-    complex_reason = too_complex(command)
-    if complex_reason:
-        return PermissionResult.ask(too_complex_message(complex_reason), safety_check=True)
-    if any(analysis.unparsed for analysis in _analyses(command)):
-        # bash runs the lines before a syntax error: nothing it may write can be judged
-        return PermissionResult.ask(unreadable_message(), safety_check=True)
+    unread = _unread(command)
+    if unread is not None:
+        return unread
     if read_rules:
         read = denied_read(command, cwd, read_rules, budget=budget)
         if read.path is not None:
@@ -579,6 +576,18 @@ def judge_paths(
         if rest is not None and plan_resolves_inside(rest, cwd):
             return _ALLOWED
     return _PASSED
+
+
+@functools.lru_cache(maxsize=1024)
+def _unread(command: str) -> PermissionResult | None:
+    """The safety-check ask for a line too complex to check or unreadable as bash."""
+    complex_reason = too_complex(command)
+    if complex_reason:
+        return PermissionResult.ask(too_complex_message(complex_reason), safety_check=True)
+    if any(analysis.unparsed for analysis in _analyses(command)):
+        # bash runs the lines before a syntax error: nothing it may write can be judged
+        return PermissionResult.ask(unreadable_message(), safety_check=True)
+    return None
 
 
 def too_complex_message(reason: str) -> str:
