@@ -6,7 +6,7 @@ command substitutions, function bodies and ``case`` arms included), each with
 its words after quote removal, every redirection, and the constructs the
 analysis does not fully model.  Both consumers read this one value: Bash rule
 matching (``_bash_rules``) and the read-only classifier
-(``tools._bash_classifier``).
+(``_shell._read_only``).
 
 The analysis never guesses: a word whose value the shell computes is marked
 not ``static``, and anything it does not model is named in

@@ -343,7 +343,7 @@ def denied_read(
     named is walked (up to 2,000 entries), since ``grep -r`` and ``cat dir/*``
     read what is inside.  A word the shell computes (``$F``, ``$(...)``) cannot
     be checked: it is returned as ``unknown``, and so is a line naming more than
-    :data:`~trioexec.tools._bash_inside.MAX_NAMES` paths (counted once per
+    :data:`~trioexec.tools._bash_stays_in_cwd.MAX_NAMES` paths (counted once per
     directory a ``cd`` may have moved to).
 
     Raises:
