@@ -1,9 +1,10 @@
 """Matching a set of ``Bash(content)`` rules at once: the same answer as rule by rule.
 
 The permission chain hands ``Bash`` every content rule of one behavior together
-(:func:`trioexec._guard._bash_rules.match_bash_rules`); whatever the line, the answer
-must be the one :func:`~trioexec.permissions.match_bash_rule` gives for some
-rule of the set.
+(:func:`trioexec._guard._bash_rules.match_bash_rules`); whatever the line, a deny or
+ask set's answer must be the one :func:`~trioexec.permissions.match_bash_rule`
+gives for some rule of the set, and an allow set covers a line when each part
+is covered by some rule of the set on its own (as Claude Code checks them).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from trioexec import CallContext, GuardRails, ToolUse
-from trioexec._guard._bash_rules import match_bash_rules
+from trioexec._guard._bash_rules import allow_parts, match_bash_rules
 from trioexec.lowlevel import authorize_call
 from trioexec.permissions import RuleBehavior, match_bash_rule
 from trioexec.tools import BashTool
@@ -62,9 +63,32 @@ def test_a_rule_set_matches_a_line_when_one_of_its_rules_does(
         command
         for command in COMMANDS
         if match_bash_rules(contents, command, behavior=behavior)
-        != any(match_bash_rule(c, command, behavior=behavior) for c in contents)
+        != _expected(contents, command, behavior)
     ]
     assert differ == []
+
+
+def _expected(contents: tuple[str, ...], command: str, behavior: RuleBehavior) -> bool:
+    if any(match_bash_rule(c, command, behavior=behavior) for c in contents):
+        return True
+    if behavior != "allow":
+        return False
+    parts = allow_parts(command)
+    if parts is None or len(parts) < 2:
+        return False
+    names = {p.words[0].text for p in parts}
+    if names & {"cd", "pushd", "popd"} and "git" in names:
+        return False  # a line that moves and runs git needs one rule for every part
+    return all(any(match_bash_rule(c, p.text) for c in contents) for p in parts)
+
+
+def test_each_part_of_a_list_may_be_covered_by_its_own_allow_rule() -> None:
+    rules = ("git add:*", "git commit:*", "cargo build:*", "cargo test:*")
+    assert match_bash_rules(rules, "git add x && git commit -m x")
+    assert match_bash_rules(rules, "cargo build && cargo test")
+    assert not match_bash_rules(rules, "git add x && git push")
+    assert not match_bash_rules(rules, "git add x && rm -rf y")
+    assert not match_bash_rules(("cd:*", "git status"), "cd sub && git status")
 
 
 def test_an_empty_rule_set_matches_nothing() -> None:

@@ -9,7 +9,21 @@ comes from (``issue-11``: the bypass classes of the guard-rails issue;
 - ``deny``: each rule, as a deny and as an ask rule, applies (zero bypasses);
 - ``not_deny``: each rule, as a deny rule, does not apply (no false alarm);
 - ``allow`` / ``not_allow``: each rule, as an allow rule, covers / never covers it;
-- ``read_only``: what the read-only classifier must answer.
+- ``read_only``: what the read-only classifier must answer;
+- ``read_denied``: in a workspace holding ``secrets/key.pem`` (under a
+  ``Read(./secrets/**)`` deny rule) and ``docs/key.pem -> ../secrets/key.pem``,
+  whether ``Bash``'s own check denies the line or asks as a safety check
+  (``true``) or lets it reach the rules (``false``);
+- ``protected``: in a workspace with ``.git/``, ``.claude/`` and ``.vscode/``,
+  whether ``Bash``'s own check asks as a safety check (a protected or unknown
+  write target, a line too complex or unreadable), in bypass mode too.
+
+Sources added for the second round (issue 30): ``gtfobins:PROGRAM`` (program
+execution and file reads the GTFOBins catalogue lists), ``git-docs:PAGE`` (git's
+documentation of options that write or execute), ``bash-manual:SECTION``
+(hashing, expansion, arithmetic, redirections), ``claude-code#66176``,
+``vscode#329237`` (option abbreviations), ``coreutils-docs`` and ``issue-30``
+(the red-team round's own classes).
 
 ``stricter`` names a case where trioexec is deliberately stricter than the
 command needs (a false positive); the note lists them.
@@ -30,6 +44,7 @@ from hypothesis import strategies as st
 from trioexec._shell._syntax import analyse
 from trioexec.permissions import match_bash_rule
 from trioexec.tools import is_read_only_command
+from trioexec.tools._bash_paths import judge_paths
 
 CORPUS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "data" / "shell_corpus.json").read_text(encoding="utf-8")
@@ -44,6 +59,8 @@ KEYS = {
     "read_only",
     "note",
     "stricter",
+    "read_denied",
+    "protected",
 }
 
 
@@ -65,6 +82,40 @@ def test_shell_corpus_case(case: dict[str, Any]) -> None:
         assert not match_bash_rule(rule, command, behavior="allow"), f"allow {rule!r} covers it"
     if "read_only" in case:
         assert is_read_only_command(command) is case["read_only"]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    (root / "secrets").mkdir()
+    (root / "secrets" / "key.pem").write_text("TOP SECRET")
+    (root / "docs").mkdir()
+    (root / "docs" / "key.pem").symlink_to(root / "secrets" / "key.pem")
+    (root / "docs" / "guide.md").write_text("guide")
+    (root / "src").mkdir()
+    (root / "src" / "main.py").write_text("print(1)")
+    for folder in (".git/hooks", ".claude", ".vscode"):
+        (root / folder).mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / ".claude" / "settings.json").write_text("{}")
+    (root / "README.md").write_text("hello")
+    return root
+
+
+DISK_CASES = [c for c in CORPUS if "read_denied" in c or "protected" in c]
+
+
+@pytest.mark.parametrize("case", DISK_CASES, ids=[_id(c) for c in DISK_CASES])
+def test_shell_corpus_case_on_disk(case: dict[str, Any], workspace: Path) -> None:
+    command = case["command"]
+    if "read_denied" in case:
+        result = judge_paths(command, workspace, ("./secrets/**",))
+        stopped = result.behavior == "deny" or (result.behavior == "ask" and result.safety_check)
+        assert stopped is case["read_denied"], (result.behavior, result.message)
+    if "protected" in case:
+        result = judge_paths(command, workspace, ())
+        asked = result.behavior == "ask" and result.safety_check
+        assert asked is case["protected"], (result.behavior, result.message)
 
 
 def test_the_corpus_is_large_tagged_and_well_formed() -> None:

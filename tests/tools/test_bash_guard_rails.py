@@ -154,7 +154,9 @@ async def test_a_read_deny_rule_covers_the_paths_a_command_reads(
     assert "TOP SECRET" not in content
 
 
-@pytest.mark.parametrize("command", ["grep -r SECRET src", "ls -R src", "grep -r SECRET ."])
+@pytest.mark.parametrize(
+    "command", ["grep -R SECRET src", "rg -L SECRET src", "cat src/a/b/*", "grep -R SECRET ."]
+)
 async def test_a_symlink_deep_in_a_walked_directory_is_followed_to_the_denied_file(
     tmp_path: Path, command: str
 ) -> None:
@@ -169,6 +171,35 @@ async def test_a_symlink_deep_in_a_walked_directory_is_followed_to_the_denied_fi
     assert content.startswith("Permission to read"), content
     if "src" in command:
         assert content == f"Permission to read {deep / 'innocent.txt'} has been denied."
+
+
+@pytest.mark.parametrize(
+    "command", ["grep -r SECRET src", "grep -rn SECRET src", "ls -R src", "ls src/a/b", "find src"]
+)
+async def test_a_symlink_a_program_does_not_follow_is_no_read_of_its_target(
+    tmp_path: Path, command: str
+) -> None:
+    """``grep -r`` skips the links it meets, ``ls`` and ``find`` list names (issue 30's
+    false positives: a directory holding a link to a denied file is not a read of it)."""
+    _secrets(tmp_path)
+    deep = tmp_path / "src" / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "innocent.txt").symlink_to(tmp_path / "secrets" / "key.pem")
+    guard = _settings(deny=["Read(./secrets/**)"], allow=["Bash"])
+    _, content = await _run(command, tmp_path, guard)
+    assert not content.startswith("Permission to"), content
+    assert "TOP SECRET" not in content
+
+
+@pytest.mark.parametrize("command", ["ls secrets", "ls -R .", "find secrets", "du -a secrets"])
+async def test_listing_a_denied_directory_is_a_read_of_its_names(
+    tmp_path: Path, command: str
+) -> None:
+    _secrets(tmp_path)
+    guard = _settings(deny=["Read(./secrets/**)"], allow=["Bash"])
+    is_error, content = await _run(command, tmp_path, guard)
+    assert is_error
+    assert content.startswith("Permission to read"), content
 
 
 @pytest.mark.parametrize("entries", [10, 300])

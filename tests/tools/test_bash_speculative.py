@@ -33,14 +33,19 @@ async def test_the_classifier_runs_while_the_hooks_still_run(
     real = _bash.judge_paths
 
     def judge_paths(
-        command: str, cwd: Path, rules: tuple[str, ...], *, budget: int | None = None
+        command: str,
+        cwd: Path,
+        rules: tuple[str, ...],
+        *,
+        budget: int | None = None,
+        allow_rules: tuple[str, ...] = (),
     ) -> PermissionResult:
         # Bash judges in place unless it must glob or walk far (then in a worker thread).
         if trio.lowlevel.in_trio_task():
             classified.set()
         else:
             trio.from_thread.run_sync(classified.set)
-        return real(command, cwd, rules, budget=budget)
+        return real(command, cwd, rules, budget=budget, allow_rules=allow_rules)
 
     monkeypatch.setattr(_bash, "judge_paths", judge_paths)
 

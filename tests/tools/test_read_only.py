@@ -37,7 +37,6 @@ SAFE = [
     "git tag -l",
     "git remote -v",
     "git stash list",
-    "git config --get user.name",
     "head -n 20 README.md",
     "tail -5 log.txt",
     "wc -l *.py",
@@ -112,6 +111,7 @@ UNSAFE = [
     "git stash",
     "git remote add origin url",
     "git config user.name x",
+    "git config --get user.name",  # git config in any form: issue 30
     "git -c core.pager=evil log",
     "git -C sub status",
     "cd sub && git status",

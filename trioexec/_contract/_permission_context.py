@@ -70,6 +70,7 @@ def stripped_in_auto_mode(rule: PermissionRule) -> bool:
             return True
     return False
 
+
 PermissionMode: TypeAlias = Literal["default", "bypass", "acceptEdits", "plan", "dontAsk", "auto"]
 """``default``: rules, then ask; ``bypass``: allow what no deny or ask rule stops;
 ``acceptEdits``: file edits inside the working directory are allowed too;

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .._shell._syntax import Redirect, Word, analyse
+from .._shell._syntax import Redirect, SimpleCommand, Word, analyse
 from .._shell._views import (
     UNSURE,
     View,
@@ -36,7 +36,13 @@ from .._shell._views import (
 if TYPE_CHECKING:
     from .._contract._rules import RuleBehavior
 
-__all__ = ["match_bash_rule", "match_bash_rules", "writes_outside_working_directory"]
+__all__ = [
+    "allow_parts",
+    "covered_parts",
+    "match_bash_rule",
+    "match_bash_rules",
+    "writes_outside_working_directory",
+]
 
 
 def match_bash_rule(content: str, command: str, *, behavior: RuleBehavior = "allow") -> bool:
@@ -140,10 +146,39 @@ def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) 
                 if _may_match(rule, facts):
                     return True
         return False
-    texts = _allow_texts(command)
-    if texts is None:
+    covered = _covered(rules, command)
+    return covered is not None and all(covered)
+
+
+def covered_parts(contents: tuple[str, ...], command: str) -> tuple[bool, ...] | None:
+    """For each part of ``command`` an allow rule must cover, whether one of ``contents``
+    (allow rules) covers it on its own; None when no allow rule can cover the line.
+
+    As in Claude Code, each part of a list or pipeline is checked on its own:
+    ``git add x && git commit -m x`` is covered by ``git add:*`` and
+    ``git commit:*`` together.  A line that changes directory and runs git
+    (``cd sub && git status``: git runs what the configuration of the repository
+    it lands in names) needs one rule covering every part.
+    """
+    return _covered(_rules_of(tuple(contents))[0], command)
+
+
+def _covered(rules: tuple[tuple[str, _Rule], ...], command: str) -> tuple[bool, ...] | None:
+    parts = allow_parts(command)
+    if parts is None:
+        return None
+    texts = [part.text for part in parts]
+    if _cd_and_git(parts):
+        whole = any(all(rule.test(text) for text in texts) for _, rule in rules)
+        return (True,) * len(texts) if whole else None
+    return tuple(any(rule.test(text) for _, rule in rules) for text in texts)
+
+
+def _cd_and_git(parts: tuple[SimpleCommand, ...]) -> bool:
+    if len(parts) < 2:
         return False
-    return any(all(rule.test(text) for text in texts) for _, rule in rules)
+    names = {(part.words[0].text.rpartition("/")[2]) for part in parts}
+    return bool(names & {"cd", "pushd", "popd"}) and "git" in names
 
 
 @functools.lru_cache(maxsize=256)
@@ -194,24 +229,30 @@ def _views_of(command: str) -> tuple[_ViewFacts, ...]:
 
 @functools.lru_cache(maxsize=2048)
 def _allow_texts(command: str) -> tuple[str, ...] | None:
-    """The simple commands an allow rule must each cover, as written (None: it covers none).
+    """The simple commands an allow rule must each cover, as written (None: it covers none)."""
+    parts = allow_parts(command)
+    return None if parts is None else tuple(part.text for part in parts)
+
+
+@functools.lru_cache(maxsize=2048)
+def allow_parts(command: str) -> tuple[SimpleCommand, ...] | None:
+    """The simple commands an allow rule must each cover (None: it covers none).
 
     None when the line has a construct beyond simple commands in lists and
     pipelines, or a command with assignments, a computed name, one that runs
-    other commands, or one that writes outside the working directory.
+    other commands, or one that writes outside the working directory.  Each
+    part's ``text`` is as written: ``'rm' x`` is not ``rm x`` to an allow rule.
     """
     analysis = analyse(command)
     if not analysis.plain or not analysis.commands:
         return None
-    texts: list[str] = []
     for simple in analysis.commands:
         name = simple.name
         if simple.assignments or name is None or not name.static or name.expands:
             return None
         if runs_other_commands(simple) or _writes_outside(simple.redirects, simple.words):
             return None
-        texts.append(simple.text)  # as written: `'rm' x` is not `rm x` to an allow rule
-    return tuple(texts)
+    return analysis.commands
 
 
 class _Form:

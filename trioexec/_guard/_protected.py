@@ -148,9 +148,7 @@ def _canonical(name: str) -> str:
     return folded or name.casefold()
 
 
-_MARKERS = tuple(
-    sorted({*PROTECTED_DIRS, *PROTECTED_FILES, ".config/", ".git/", "/etc/"}, key=len)
-)
+_MARKERS = tuple(sorted({*PROTECTED_DIRS, *PROTECTED_FILES, ".config/", ".git/", "/etc/"}, key=len))
 """Every protected path's case-folded text contains one of these (a quick first test)."""
 
 

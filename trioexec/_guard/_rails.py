@@ -364,9 +364,7 @@ async def authorize_call(
         attachments: tuple[Attachment, ...] = ()
         stop_reason = None
     else:
-        attachments = _attachments(
-            tool_use.id, outcome, f"PreToolUse:{tool.name}", STOPPED_BY_HOOK
-        )
+        attachments = _attachments(tool_use.id, outcome, f"PreToolUse:{tool.name}", STOPPED_BY_HOOK)
         stop_reason = (
             (outcome.stop_reason or STOPPED_BY_HOOK) if outcome.prevent_continuation else None
         )

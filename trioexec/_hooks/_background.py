@@ -168,4 +168,3 @@ class BackgroundHooks:
                 )
         finally:
             self._scopes.discard(scope)
-

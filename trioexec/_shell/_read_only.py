@@ -37,12 +37,13 @@ import functools
 import re
 from collections.abc import Callable, Sequence
 
-from ._syntax import Word, analyse
+from ._syntax import SimpleCommand, Word, analyse
 
 __all__ = [
     "Word",
     "is_read_only_command",
     "path_words",
+    "read_only_part",
     "split_command",
     "stays_in_working_directory",
 ]
@@ -99,30 +100,66 @@ def _read_cached(command: str) -> _Reading | None:
     inputs: list[str] = []
     braces = False
     for simple in analysis.commands:
-        if simple.assignments or not simple.words:
+        part = _part(simple)
+        if part is None:
             return None
-        for w in simple.words:
-            if not w.static:
-                return None  # `$HOME`, `"$x"`: a value this classifier cannot see
-            if w.braces:
-                braces = True
-        for redirect in simple.redirects:
-            target = redirect.target
-            if redirect.operator in (">&-", "<&-"):
-                continue
-            if target is None or not target.static or target.expands:
-                return None
-            if redirect.operator in (">&", "<&") and _DESCRIPTOR.fullmatch(target.text):
-                continue
-            if redirect.writes:
-                if target.text != _DEV_NULL:
-                    return None
-            elif redirect.operator == "<" and "~" not in target.text:
-                inputs.append(target.text)
-            else:
-                return None  # here-strings, `<>`, `<&file`
         commands.append(simple.words)
+        inputs.extend(part[0])
+        braces = braces or part[1]
     return _Reading(tuple(commands), tuple(dict.fromkeys(inputs)) if inputs else (), braces)
+
+
+def _part(simple: SimpleCommand) -> tuple[list[str], bool] | None:
+    """One simple command as the classifier reads it: its ``< file`` inputs and whether a
+    word is a brace expansion; None when it has what the classifier refuses."""
+    if simple.assignments or not simple.words:
+        return None
+    braces = False
+    inputs: list[str] = []
+    for w in simple.words:
+        if not w.static:
+            return None  # `$HOME`, `"$x"`: a value this classifier cannot see
+        if w.braces:
+            braces = True
+    for redirect in simple.redirects:
+        target = redirect.target
+        if redirect.operator in (">&-", "<&-"):
+            continue
+        if target is None or not target.static or target.expands:
+            return None
+        if redirect.operator in (">&", "<&") and _DESCRIPTOR.fullmatch(target.text):
+            continue
+        if redirect.writes:
+            if target.text != _DEV_NULL:
+                return None
+        elif redirect.operator == "<" and "~" not in target.text:
+            inputs.append(target.text)
+        else:
+            return None  # here-strings, `<>`, `<&file`
+    return inputs, braces
+
+
+def read_only_part(simple: SimpleCommand) -> tuple[tuple[Word, ...], tuple[str, ...]] | None:
+    """One part of a list or pipeline, judged on its own: its words and ``< file`` inputs
+    when it is read-only and names nothing outside the working directory (lexically;
+    what the names are on disk is left to the caller), else None.
+
+    For a compound line whose other parts an allow rule covers: a read-only part
+    needs no rule, as in Claude Code.
+    """
+    part = _part(simple)
+    if part is None or part[1]:
+        return None
+    words = simple.words
+    if not _subcommand_is_read_only(words):
+        return None
+    if words[0].text == "cd" and (len(words) != 2 or words[1].text[:1] == "-"):
+        return None
+    if not all(_relative_word(w.text) for w in words[1:]):
+        return None
+    if not all(_relative_word(text) for text in part[0]):
+        return None
+    return words, tuple(part[0])
 
 
 def _read(command: str) -> tuple[list[list[Word]], list[str]] | None:
@@ -332,7 +369,8 @@ def _sed(args: Sequence[Word]) -> bool:
 
 
 _GIT_GLOBAL_FLAGS = frozenset({"--no-pager", "-P", "--no-optional-locks", "--no-replace-objects"})
-_GIT_FORBIDDEN = ("output", "ext-diff", "open-files-in-pager", "exec", "textconv", "filters")
+_GIT_FORBIDDEN = ("output", "ext-diff", "open-files-in-pager", "exec", "textconv", "filters",
+                  "upload-pack", "receive-pack", "extcmd", "template", "config")  # fmt: skip
 """Long options (and so their unique prefixes) that write a file or run a program."""
 _LISTING_FLAGS = ("-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
                   "--points-at")  # fmt: skip
@@ -362,10 +400,11 @@ def _git_listing(write_flags: Sequence[str], write_short: str) -> ArgCheck:
 
     def check(args: Sequence[Word]) -> bool:
         listing = any(w.text in _LISTING_FLAGS or w.text.startswith("--list") for w in args)
+        longs = [flag[2:] for flag in write_flags if flag.startswith("--")]
         for word in args:
             arg = word.text
-            if arg in write_flags or any(arg.startswith(f"{flag}=") for flag in write_flags):
-                return False
+            if arg in write_flags or _names_long(arg, longs):
+                return False  # git takes a unique prefix: `--unset-up`, `--set-upstream-t=x`
             if _is_short_cluster(arg) and any(ch in write_short for ch in arg[1:]):
                 return False
             if not arg.startswith("-") and not listing:
@@ -393,19 +432,13 @@ def _git_subcommand_words(*allowed: str, options_only: bool = False) -> ArgCheck
     return check
 
 
-def _git_config(args: Sequence[Word]) -> bool:
-    reads = {"--get", "--get-all", "--get-regexp", "-l", "--list", "--get-urlmatch"}
-    harmless = {"--global", "--local", "--system", "--show-origin", "--show-scope",
-                "--name-only", "-z", "--null", "--includes", "--no-includes"}  # fmt: skip
-    flags = {w.text for w in args if w.text.startswith("-")}
-    return bool(flags & reads) and flags <= reads | harmless
-
-
 _BRANCH_WRITES = ("-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f",
                   "--force", "-u", "--set-upstream-to", "--unset-upstream", "--edit-description",
-                  "--track", "--no-track", "-t")  # fmt: skip
+                  "--track", "--no-track", "-t", "--set-upstream", "--create-reflog",
+                  "--recurse-submodules")  # fmt: skip
 _TAG_WRITES = ("-d", "--delete", "-a", "--annotate", "-s", "--sign", "-u", "--local-user", "-f",
-               "--force", "-m", "--message", "-F", "--file", "-e", "--edit")  # fmt: skip
+               "--force", "-m", "--message", "-F", "--file", "-e", "--edit", "--create-reflog",
+               "--cleanup", "--no-sign", "--trailer")  # fmt: skip
 
 _GIT_SUBCOMMANDS: dict[str, ArgCheck] = {
     "status": _any_args,
@@ -436,7 +469,6 @@ _GIT_SUBCOMMANDS: dict[str, ArgCheck] = {
     "stash": _git_subcommand_words("list", "show"),
     "reflog": _git_subcommand_words("", "show", options_only=True),
     "worktree": _git_subcommand_words("list"),
-    "config": _git_config,
 }
 
 

@@ -6,7 +6,7 @@ command substitutions, function bodies and ``case`` arms included), each with
 its words after quote removal, every redirection, and the constructs the
 analysis does not fully model.  Both consumers read this one value: Bash rule
 matching (``_bash_rules``) and the read-only classifier
-(``tools._bash_classifier``).
+(``_shell._read_only``).
 
 The analysis never guesses: a word whose value the shell computes is marked
 not ``static``, and anything it does not model is named in
@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
 __all__ = [
+    "MAX_COMMANDS",
+    "MAX_DEPTH",
+    "MAX_SEPARATORS",
+    "MAX_SOURCE",
     "Redirect",
     "ShellAnalysis",
     "SimpleCommand",
@@ -45,8 +49,20 @@ __all__ = [
 
 
 _OPERATOR_WORD = re.compile(rb"(^|[ \t\n;|&(])(?:==|=~|!=)(?=[ \t\n;|&)]|$)")
-_MAX_SOURCE = 100_000
+MAX_SOURCE = 100_000
 """Longer command lines are not parsed (``unparsed``): fail closed instead of slow."""
+MAX_DEPTH = 200
+"""Syntax trees deeper than this are not read (about 100 nested ``$(``, or 200 ``&&``):
+the walk is recursive, and no command a person writes nests so deep."""
+MAX_COMMANDS = 2_000
+"""Lines with more simple commands are not read further: every later check (views,
+rules, paths) grows with their number."""
+MAX_SEPARATORS = 4 * MAX_COMMANDS
+"""Lines with more ``|``, ``;`` and ``&`` characters (quoted ones too) are not parsed."""
+_SEPARATORS_CHECKED = MAX_SEPARATORS
+"""Shorter lines cannot hold more separators: they are not counted."""
+_SHALLOW = MAX_DEPTH
+"""A tree with at most this many nodes cannot be deeper than :data:`MAX_DEPTH`."""
 
 
 @functools.cache
@@ -61,11 +77,24 @@ def _parser() -> Parser:
 def analyse(command: str) -> ShellAnalysis:
     """Parse ``command`` once and return what the shell would run.
 
-    Never raises: a line the grammar rejects (or one longer than 100,000
-    characters, or with a NUL) is returned with ``unparsed=True``.
+    Never raises, and its work is bounded: a line the grammar rejects (or one
+    with a NUL) is returned with ``unparsed=True``; one longer than
+    :data:`MAX_SOURCE` characters, with a syntax tree deeper than
+    :data:`MAX_DEPTH` or with more than :data:`MAX_COMMANDS` simple commands
+    also has ``too_complex`` set to the reason (every consumer fails closed).
     """
-    if len(command) > _MAX_SOURCE or "\0" in command:
+    if len(command) > MAX_SOURCE:
+        return ShellAnalysis(
+            command, unparsed=True, too_complex=f"longer than {MAX_SOURCE:,} characters"
+        )
+    if "\0" in command:
         return ShellAnalysis(command, unparsed=True)
+    if len(command) > _SEPARATORS_CHECKED and _separators(command) > MAX_SEPARATORS:
+        # The grammar parses a long pipeline slowly (about 2 µs a character): a line
+        # with this many `|`, `;` and `&` has more commands than are read anyway.
+        return ShellAnalysis(
+            command, unparsed=True, too_complex=f"more than {MAX_SEPARATORS:,} `|`, `;` and `&`"
+        )
     analysis = _analyse(command)
     if "\\\n" in command:
         # bash removes a backslash-newline before it splits words (`r\<newline>m` is
@@ -97,9 +126,27 @@ def _analyse(command: str) -> ShellAnalysis:
         retry = _parser().parse(_OPERATOR_WORD.sub(lambda m: m[1] + b"__", data))
         if not retry.root_node.has_error:
             root = retry.root_node
+    if root.has_error and b"<>" in data:
+        # The grammar lacks bash's read-write redirection `[n]<>file`: read it as the
+        # append `>>` of the same length (the reader takes the operator's text, `<>`,
+        # from the original bytes).
+        retry = _parser().parse(data.replace(b"<>", b">>"))
+        if not retry.root_node.has_error:
+            root = retry.root_node
     errors = root.has_error
-    reader = Reader(data, errors=errors)
-    reader.statement(root, (), nested=False)
+    if root.descendant_count > _SHALLOW and _depth(root) > MAX_DEPTH:
+        return ShellAnalysis(
+            command, unparsed=True, too_complex=f"nested more than {MAX_DEPTH} levels deep"
+        )
+    reader = Reader(data, errors=errors, max_commands=MAX_COMMANDS)
+    try:
+        reader.statement(root, (), nested=False)
+    except RecursionError:  # pragma: no cover - MAX_DEPTH keeps the walk far from the limit
+        return ShellAnalysis(command, unparsed=True, too_complex="nested too deep to read")
+    if reader.overflow:
+        return ShellAnalysis(
+            command, unparsed=True, too_complex=f"more than {MAX_COMMANDS:,} commands"
+        )
     return ShellAnalysis(
         command,
         tuple(reader.commands),
@@ -108,6 +155,28 @@ def _analyse(command: str) -> ShellAnalysis:
         errors or reader.broken,
         reader.comments,
     )
+
+
+def _separators(command: str) -> int:
+    return command.count("|") + command.count(";") + command.count("&")
+
+
+def _depth(root: Node) -> int:
+    """The depth of the tree below ``root``, walked without recursion (a cursor)."""
+    cursor = root.walk()
+    depth = deepest = 0
+    while True:
+        if cursor.goto_first_child():
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    return deepest
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return deepest
+            depth -= 1
 
 
 def _terminated(data: bytes) -> bytes:
@@ -131,7 +200,7 @@ def split_bash_command(command: str) -> tuple[str, ...]:
     here-doc bodies are left out, backslash-newlines joined, each piece
     stripped.  For display and logging; rule matching reads :func:`analyse`.
     """
-    if len(command) > _MAX_SOURCE or "\0" in command:
+    if analyse(command).too_complex or "\0" in command:
         return (command.strip(),) if command.strip() else ()
     data = command.encode("utf-8", "surrogatepass")
     pieces: list[str] = []

@@ -17,8 +17,10 @@ Pure functions over :mod:`._shell_syntax` values.
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING
 
+from ._carriers import CARRIERS, GIT_CARRIERS, Carried, carried, git_carried
 from ._programs import (
     ALWAYS_UNSURE,
     APPENDS_ARGUMENTS,
@@ -53,6 +55,7 @@ __all__ = [
     "line_views",
     "nested_scripts",
     "runs_other_commands",
+    "too_complex",
     "write_targets",
 ]
 
@@ -66,13 +69,17 @@ _MAX_DEPTH = 8
 
 _SCRIPT = Word("\0script", "\0script", static=False)
 """Marks a pseudo-view ``(_SCRIPT, Word(script))``: a script the line hands to a shell."""
+_BIND = Word("\0bind", "\0bind", static=False)
+"""Marks a pseudo-view ``(_BIND, Word(name), *target)``: the line binds a command name to
+another program (``hash -p /bin/rm ls``, ``BASH_CMDS[ls]=/bin/rm``, a git alias
+``git config alias.p push`` as ``(_BIND, Word("git p"), git, push)``)."""
 
 
 def command_views(analysis: ShellAnalysis) -> Iterator[View]:
     """Every command ``analysis`` may run, as word tuples (see the module docstring), in
-    order (a command written twice gives its views twice: every consumer asks whether
-    any view matches, or collects names it deduplicates itself).  ``analysis`` is the
-    one :func:`analyse` gives for its source."""
+    order (a command written twice may give its views once or twice: every consumer asks
+    whether any view matches, or collects names it deduplicates itself).  ``analysis`` is
+    the one :func:`analyse` gives for its source."""
     return iter(_read_views(analysis.source)[0])
 
 
@@ -87,6 +94,20 @@ def nested_scripts(analysis: ShellAnalysis) -> list[ShellAnalysis]:
 
 
 @functools.lru_cache(maxsize=2048)
+def too_complex(command: str) -> str:
+    """Why ``command`` (or a script it hands to a shell) is too complex to check: longer,
+    deeper or with more commands than the analysis reads; empty when it was read."""
+    analysis = analyse(command)
+    if analysis.too_complex:
+        return analysis.too_complex
+    for script in _read_views(command)[1]:
+        reason = analyse(script).too_complex
+        if reason:
+            return reason
+    return ""
+
+
+@functools.lru_cache(maxsize=2048)
 def _read_views(source: str) -> tuple[tuple[View, ...], tuple[str, ...]]:
     """The views of a line and the scripts it hands on, worked out once per line."""
     analysis = analyse(source)
@@ -95,12 +116,40 @@ def _read_views(source: str) -> tuple[tuple[View, ...], tuple[str, ...]]:
         return plain, ()
     views: list[View] = []
     scripts: list[str] = []
+    bindings: dict[str, list[tuple[Word, ...]]] = {}
+    seen: set[tuple[tuple[str, str, bool, bool, bool, bool], ...]] = set()
     for view in _all_views(analysis):
         if view[0] is _SCRIPT:
             scripts.append(view[1].text)
-        else:
+        elif view[0] is _BIND:
+            bindings.setdefault(view[1].text, []).append(view[2:])
+        elif view is UNSURE:
             views.append(view)
+        else:
+            # A command written many times (a here-doc of 20,000 `ls x` lines) is one
+            # view: every consumer asks whether any view matches.
+            key = tuple([(w.text, w.raw, w.static, w.expands, w.braces, w.ansi_c) for w in view])
+            if key not in seen:
+                seen.add(key)
+                views.append(view)
+    if bindings:
+        views.extend(_rebound(views, bindings))
     return tuple(views), tuple(dict.fromkeys(scripts)) if scripts else ()
+
+
+def _rebound(views: list[View], bindings: dict[str, list[tuple[Word, ...]]]) -> list[View]:
+    """Each view whose command name the line binds to another program, as that program
+    (``hash -p /bin/rm ls; ls -rf x`` runs ``rm -rf x``; after ``git config alias.p push``,
+    ``git p --force`` is ``git push --force``)."""
+    found: list[View] = []
+    for view in views:
+        if view is UNSURE:
+            continue
+        name = view[0].text.rpartition("/")[2]
+        found.extend((*target, *view[1:]) for target in bindings.get(name, ()))
+        if name == "git" and len(view) > 1:
+            found.extend((*target, *view[2:]) for target in bindings.get("git " + view[1].text, ()))
+    return found
 
 
 def _plain_views(analysis: ShellAnalysis) -> tuple[View, ...] | None:
@@ -159,6 +208,8 @@ _SPECIAL_NAMES = frozenset(
         "git",
         *OPAQUE_WRAPPERS,
         *WRAPPERS,
+        *CARRIERS,
+        "!",
     ]
 )
 """Every command name :func:`_views` reads further than its words."""
@@ -173,12 +224,28 @@ def _runs_itself(words: tuple[Word, ...]) -> bool:
         return False
     if text not in _SPECIAL_NAMES:
         return True
+    if text in _OPTION_CARRIERS:
+        # a program whose options may carry one: with no option word, it runs itself
+        return all(w.static and w.text[:1] not in ("-", "+") for w in words[1:])
     if text != "git":
         return False
     if len(words) == 1:
         return True
     following = words[1]
-    return following.static and not following.text.startswith("-")
+    if not following.static or following.text.startswith("-"):
+        return False
+    if following.text not in GIT_CARRIERS:
+        return True
+    return following.text not in _GIT_RUNNING and all(
+        w.static and not w.text.startswith("-") for w in words[2:]
+    )
+
+
+_OPTION_CARRIERS = frozenset(CARRIERS) - {"socat", "hash", "tar"}
+"""Programs that carry a program only in an option (``socat`` also in an address, ``tar``
+in its old-style first word)."""
+_GIT_RUNNING = frozenset(["bisect", "submodule", "config", "filter-branch"])
+"""git subcommands that may run a program without an option (``git bisect run``)."""
 
 
 def _assignment(word: Word, depth: int) -> Iterator[View]:
@@ -187,6 +254,20 @@ def _assignment(word: Word, depth: int) -> Iterator[View]:
     if not eq:
         return
     name = name.rstrip("+")
+    if name.startswith(("BASH_CMDS", "BASH_ALIASES")):
+        # `BASH_CMDS[ls]=/bin/rm`: the hash table of command names; BASH_ALIASES the aliases
+        inner = name.partition("[")[2].rstrip("]")
+        if not word.static or not inner or not value or "(" in value:
+            yield UNSURE
+            return
+        if name.startswith("BASH_CMDS"):
+            program = value.rpartition("/")[2] or value
+            yield (_BIND, Word(inner), Word(program))
+            yield (Word(program),)
+        else:
+            yield from _script(Word(value), depth)
+            yield (_BIND, Word(inner), *(Word(part) for part in value.split()))
+        return
     if name in RUNS_VALUE:
         yield from _script(Word(value, static=word.static), depth)
     elif name in CHANGES_WHAT_RUNS or name.startswith(
@@ -228,6 +309,8 @@ def _views(words: Sequence[Word], command: SimpleCommand, depth: int) -> Iterato
                 yield from _assignment(word, depth)
     if base in ALWAYS_UNSURE:
         yield UNSURE
+    elif base == "!":  # `! ! rm x`: the grammar reads the second `!` as a command name
+        yield from _views(view[1:], command, depth + 1)
     elif base in SHELLS:
         yield from _shell(view, command, depth)
     elif base in SCRIPT_FIRST_OPERAND:
@@ -235,12 +318,58 @@ def _views(words: Sequence[Word], command: SimpleCommand, depth: int) -> Iterato
     elif base == "find":
         yield from _find(view, command, depth)
     elif base == "git":
-        yield from _git(view, command, depth)
+        stripped = [view]
+        for found in _git(view, command, depth):
+            yield found
+            if found is not UNSURE and found[0] is view[0]:
+                stripped.append(found)
+        for target in stripped:
+            yield from _carried(git_carried(target), command, depth)
     elif base in OPAQUE_WRAPPERS:
         for start in range(1, len(view)):
             yield from _views(view[start:], command, depth + 1)
     elif base in WRAPPERS:
         yield from _wrapper(base, view, command, depth)
+    elif base == "hash":
+        yield from _hash(view)
+    elif base in CARRIERS:
+        yield from _carried(carried(base, view), command, depth)
+
+
+def _carried(found: Iterator[Carried], command: SimpleCommand, depth: int) -> Iterator[View]:
+    """Views of what a command's options carry (:mod:`._carriers`)."""
+    for kind, words in found:
+        if kind == "script":
+            yield from _script(words[0], depth)
+        elif kind == "program":
+            yield from _views((words[0], _ANY), command, depth + 1)
+        elif kind == "words":
+            yield from _views(words, command, depth + 1)
+        elif kind == "bind":
+            yield (_BIND, *words)
+        else:
+            yield UNSURE
+
+
+def _hash(view: View) -> Iterator[View]:
+    """``hash -p PATH NAME...``: NAME runs PATH from now on (bash's command hash table)."""
+    args = list(view[1:])
+    for index, word in enumerate(args):
+        if not word.static:
+            yield UNSURE
+            return
+        if word.text.startswith("-") and "p" in word.text[1:]:
+            rest = word.text[word.text.index("p") + 1 :]
+            path = Word(rest) if rest else (args[index + 1] if index + 1 < len(args) else _ANY)
+            names = args[index + (1 if rest else 2) :]
+            if not path.static:
+                yield UNSURE
+                return
+            program = path.text.rpartition("/")[2] or path.text
+            yield (Word(program), _ANY)
+            for name in names:
+                yield (_BIND, Word(name.text), Word(program))
+            return
 
 
 def _script(word: Word | str, depth: int) -> Iterator[View]:
@@ -511,12 +640,21 @@ def _git_config(setting: str, depth: int) -> Iterator[View]:
 
 
 _ARITHMETIC_CONTEXTS = frozenset(["arithmetic", "subscript", "conditional expression"])
+_CODE = re.compile(r"\$\((?!\()|`|\$\{")
+"""A command substitution (not ``$((``, arithmetic), a backtick or a parameter expansion."""
+_ARITHMETIC_ONLY = re.compile(r"\$\(\([^`$]*\)\)")
+"""A value that is one arithmetic expansion over names and numbers: a number."""
+_READS_VALUES = frozenset(["read", "mapfile", "readarray", "getopts"])
+"""Commands that give a variable a value the line does not show."""
 
 
 def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
-    """A quoted ``$(...)`` or backtick the shell may still run: an arithmetic context
-    (``(( ))``, ``[[ -eq ]]``, an array subscript, ``let``, ``test -v``...) evaluates
-    ``a[$(cmd)]`` held in a string."""
+    """Code the shell may run through arithmetic evaluation, where the line shows it only
+    as data.  An arithmetic context (``(( ))``, ``$(( ))``, ``for ((...))``, ``[[ -eq ]]``,
+    an array subscript, ``${!x}``, ``${s:i}``, ``let``, ``test -v``...) evaluates a
+    variable's value as an expression, and ``a[$(cmd)]`` in it runs ``cmd``: so a quoted
+    ``$(...)``, backtick or ``${`` anywhere in the line, or a value the line does not show
+    (``read``, ``mapfile``, a substitution, a computed assignment), is unsure."""
     unmodelled = analysis.unmodelled
     if not unmodelled or _ARITHMETIC_CONTEXTS.isdisjoint(unmodelled):
         for c in analysis.commands:
@@ -524,8 +662,17 @@ def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
                 break
         else:
             return False
-    return any(
-        "$(" in w.text or "`" in w.text or "${" in w.text
-        for c in analysis.commands
-        for w in (*c.words, *c.assignments)
-    )
+    if "substitution" in unmodelled:
+        return True  # its output may be a variable's value, or evaluated in place
+    for c in analysis.commands:
+        if c.words and c.words[0].text in _READS_VALUES:
+            return True
+        for w in c.assignments:
+            if _CODE.search(w.text):
+                return True
+            if not w.static and not _ARITHMETIC_ONLY.fullmatch(w.raw.partition("=")[2]):
+                return True  # `n=$((n+1))` holds a number; any other computed value may not
+        for w in c.words:
+            if _CODE.search(w.text) or ("=" in w.text and not w.static):
+                return True
+    return False

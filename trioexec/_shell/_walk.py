@@ -53,6 +53,8 @@ _DYNAMIC = frozenset(
         "process_substitution",
     ]
 )
+_ARITHMETIC_EXPANSION = re.compile(r"\$\{(?:!|#?[^}:\[]*(?:\[|:(?![-=?+])))")
+"""A parameter expansion that evaluates arithmetic: ``${!x}``, ``${a[i]}``, ``${s:i:n}``."""
 _BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _ANSI_ESCAPE = re.compile(
     r"\\(?:x([0-9A-Fa-f]{1,2})|u([0-9A-Fa-f]{1,4})|U([0-9A-Fa-f]{1,8})|([0-7]{1,3})|c(.)|(.))",
@@ -116,8 +118,11 @@ def _unescape_double(text: str) -> str:
 class Reader:
     """Walks the syntax tree once, collecting commands, redirections and what it skips."""
 
-    def __init__(self, data: bytes, *, errors: bool = True) -> None:
+    def __init__(self, data: bytes, *, errors: bool = True, max_commands: int = 0) -> None:
         self.data = data
+        self.max_commands = max_commands
+        """Stop reading after this many simple commands (0: no limit); ``overflow`` says so."""
+        self.overflow = False
         self.errors = errors
         """The tree may hold ERROR or MISSING nodes (tree-sitter's ``has_error``): when it
         does not, no node needs checking for them."""
@@ -132,6 +137,9 @@ class Reader:
 
     # statements
     def statement(self, node: Node, outer: tuple[Redirect, ...], *, nested: bool) -> None:
+        if self.max_commands and len(self.commands) > self.max_commands:
+            self.overflow = True
+            return
         kind = node.type
         if self.errors and (node.is_missing or kind == "ERROR"):
             self.broken = True
@@ -140,7 +148,11 @@ class Reader:
             self.command(node, outer, nested=nested)
             return
         if kind in LISTS:
+            limit = self.max_commands or len(self.data)
             for child in node.children:
+                if len(self.commands) > limit:
+                    self.overflow = True
+                    return
                 child_kind = child.type
                 if child_kind == "command" and not self.errors:
                     self.command(child, outer, nested=nested)  # what statement() would do
@@ -192,6 +204,8 @@ class Reader:
                 label = "arithmetic"
             if label:
                 self.unmodelled.append(label)
+            if kind == "c_style_for_statement":
+                self.unmodelled.append("arithmetic")  # `for ((i=x; ...))` evaluates x's value
             for child in node.children:
                 if child.is_named:
                     self.part(child, outer, nested=True)
@@ -230,10 +244,18 @@ class Reader:
             self.broken = True
         if node.type == "subscript":
             self.unmodelled.append("subscript")
+        elif node.type == "expansion":
+            self.expansion(node)
         elif node.type in ("arithmetic_expansion", "ansi_c_string"):
             self.unmodelled.append("arithmetic" if node.type[0] == "a" else "ansi-c quote")
         for child in node.children:
             self.search(child)
+
+    def expansion(self, node: Node) -> None:
+        """``${...}``: an indirection (``${!x}``), a subscript or a substring offset
+        (``${s:i}``) evaluates a variable's value as arithmetic (``a[$(cmd)]`` runs)."""
+        if _ARITHMETIC_EXPANSION.match(self.source(node)):
+            self.unmodelled.append("arithmetic")
 
     def substitution(self, node: Node) -> None:
         self.unmodelled.append("substitution")
@@ -394,7 +416,10 @@ class Reader:
             elif child.type in REDIRECTS:
                 found.extend(self.redirect(child, nested=nested))
             elif not child.is_named:
-                operator = operator or child.type
+                if not operator:
+                    operator = child.type
+                    if operator == ">>" and self.source(child) == "<>":
+                        operator = "<>"  # read as `>>` (see _shell_syntax._analyse)
             elif child.type == "heredoc_start":
                 quoted = any(c in self.source(child) for c in "'\"\\")
             elif child.type == "heredoc_body":
@@ -497,7 +522,7 @@ class Reader:
         elif kind in _DYNAMIC:
             parts.append(text)
             flags["static"] = False
-            self.search(node)
+            self.search(node)  # (an `expansion` is read there too)
         elif kind == "$":
             parts.append("$")
             flags["static"] = False

@@ -128,6 +128,9 @@ class ShellAnalysis:
     unparsed: bool = False
     comments: bool = False
     """The line has a comment (modelled: the grammar ends it where bash does)."""
+    too_complex: str = ""
+    """Why the line was not read (longer, deeper or with more commands than the analysis
+    reads; ``unparsed`` is then set too): empty for a line that was read."""
 
     @property
     def plain(self) -> bool:

@@ -23,6 +23,7 @@ from .._contract._tool import CallContext, InterruptBehavior, PermissionResult, 
 from .._guard._bash_rules import match_bash_rule, match_bash_rules
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._shell._read_only import is_read_only_command
+from .._shell._views import too_complex
 from .._texts import command_denied_message
 from ._bash_paths import WalkTooLong, judge_paths, may_glob
 from ._responses import Reported, reported_response
@@ -180,7 +181,10 @@ class BashTool(Tool[BashInput]):
         word (``cat $F``) that could name one asks.  A write to a protected path
         (``> .git/config``, ``tee ~/.bashrc``, ``sed -i`` on ``.claude/...``, in
         a ``-c`` script too) or to a target the shell computes asks as a safety
-        check: neither bypass mode nor an allow rule nor a hook skips it.
+        check: neither bypass mode nor an allow rule nor a hook skips it, and so
+        does a line too complex to check (too long, too deep, too many commands).
+        A list or pipeline whose every part a ``Bash(...)`` allow rule covers or is
+        read-only and stays inside is allowed (each part on its own).
 
         "Stay" is checked twice: lexically (no absolute path, no ``..``, no
         brace expansion), then on disk: every argument, option value, glob
@@ -192,18 +196,21 @@ class BashTool(Tool[BashInput]):
         deny rules), runs in a worker thread (cancellation abandons it); the
         others are a few ``lstat`` and ``realpath`` calls, made in place.
         """
-        read_rules = ctx.permissions.rules_for(_READ, "deny") if ctx.permissions else None
         rules: tuple[str, ...] = ()
-        if read_rules is not None:
+        allow: tuple[str, ...] = ()
+        if ctx.permissions:
+            read_rules = ctx.permissions.rules_for(_READ, "deny")
             rules = ("**",) if read_rules.whole else read_rules.contents
+            allow = ctx.permissions.rules_for((self.name,), "allow").contents
         cwd = ctx.cwd if isinstance(ctx.cwd, Path) else Path(ctx.cwd)
         command = input.command
+        judge = functools.partial(judge_paths, command, cwd, rules, allow_rules=allow)
         if not may_glob(command):
             try:  # a few stat and realpath calls: cheaper than a thread hop
-                return judge_paths(command, cwd, rules, budget=_IN_PLACE_PATHS)
+                return judge(budget=_IN_PLACE_PATHS)
             except WalkTooLong:
                 pass  # a larger directory: walked afresh in a worker thread
-        return await trio.to_thread.run_sync(functools.partial(judge_paths, command, cwd, rules))
+        return await trio.to_thread.run_sync(judge)
 
     async def speculative_permission_check(
         self,
@@ -231,7 +238,11 @@ class BashTool(Tool[BashInput]):
 
         A deny or ask rule catches the command when any part of it matches;
         an allow rule must cover every part (:func:`~trioexec.permissions.match_bash_rule`).
+        A line too complex to check matches no deny or ask rule here: the tool's own
+        check asks about it as a safety check, in every mode.
         """
+        if behavior != "allow" and too_complex(input.command):
+            return False
         return match_bash_rule(content, input.command, behavior=behavior)
 
     def match_rule_contents(
@@ -249,6 +260,8 @@ class BashTool(Tool[BashInput]):
         """
         if type(self).match_rule_content is not BashTool.match_rule_content:
             return super().match_rule_contents(contents, input, ctx, behavior=behavior)
+        if behavior != "allow" and too_complex(input.command):
+            return False  # asked about by the tool's own check (a safety check)
         return match_bash_rules(tuple(contents), input.command, behavior=behavior)
 
     def rule_denial_message(self, input: BashInput, ctx: CallContext) -> str:  # noqa: A002

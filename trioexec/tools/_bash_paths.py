@@ -12,6 +12,7 @@ import functools
 import glob
 import itertools
 import os
+import re
 import stat
 from typing import TYPE_CHECKING
 
@@ -22,14 +23,22 @@ from .._guard._file_access import Resolver
 from .._guard._path_rules import match_path_rule
 from .._guard._protected import protected_path_reason
 from .._shell._syntax import ShellAnalysis, Word, analyse
-from .._shell._views import UNSURE, command_views, nested_scripts, write_targets
+from .._shell._views import (
+    UNSURE,
+    command_views,
+    nested_scripts,
+    too_complex,
+    write_targets,
+)
 from .._texts import read_denied_message, sensitive_file_message
 from ._bash_stays_in_cwd import (
     MAX_BASES,
     MAX_GLOB_MATCHES,
+    MAX_NAMES,
     allowable_plan,
     candidates,
     plan_resolves_inside,
+    uncovered_plan,
 )
 
 if TYPE_CHECKING:
@@ -43,6 +52,8 @@ __all__ = [
     "judge_paths",
     "may_glob",
     "protected_write_target",
+    "too_complex_message",
+    "unreadable_message",
     "write_target_words",
 ]
 
@@ -69,8 +80,9 @@ class ReadCheck:
 
 
 @functools.lru_cache(maxsize=1024)
-def _read_names(command: str) -> tuple[Word, ...]:
-    """Every word that may name a file the line reads (see :func:`_names`)."""
+def _read_names(command: str) -> tuple[tuple[Word, str], ...]:
+    """Every word that may name a file the line reads, with how it is read (see
+    :func:`_names`)."""
     return tuple(_names(_analyses(command)))
 
 
@@ -134,11 +146,19 @@ def _moves(analyses: tuple[ShellAnalysis, ...]) -> tuple[str, ...] | None:
     for analysis in analyses:
         for command in analysis.commands:
             words = command.words
-            if words and words[0].text in ("cd", "pushd") and len(words) > 1:
-                target = words[-1]
-                if not target.static or target.expands:
-                    return None
-                targets.append(target.text)
+            if not words or words[0].text not in ("cd", "pushd", "popd"):
+                continue
+            if len(words) == 1:
+                if words[0].text != "cd":
+                    return None  # `pushd` swaps, `popd` returns: to a directory not shown
+                targets.append("~")  # a bare `cd` goes home
+                continue
+            target = words[-1]
+            if not target.static or target.expands or target.text in ("-", "~-"):
+                return None  # computed, or `cd -` ($OLDPWD)
+            if words[0].text == "popd":
+                return None
+            targets.append(target.text)
     return tuple(targets)
 
 
@@ -155,35 +175,136 @@ def _bases(moves: tuple[str, ...] | None, cwd: Path) -> list[str] | None:
     return list(dict.fromkeys(bases))
 
 
-def _names(analyses: tuple[ShellAnalysis, ...]) -> list[Word]:
-    """Every word that may name a file the line reads: arguments, option values, ``< file``
-    (each once: a word the views of a line share is one name)."""
-    found: list[Word] = []
-    seen: set[tuple[str, str, bool, bool, bool]] = set()
+_NAMES_ONLY = frozenset(
+    ["stat", "realpath", "readlink", "basename", "dirname", "test", "[", "mkdir", "rmdir",
+     "touch", "cd", "pushd", "which", "type", "pwd"]
+)  # fmt: skip
+"""Programs that look at the names (and metadata) they are given, never at what a file
+holds nor at a directory's entries: a directory they name is not walked."""
+_LISTERS = {"ls": "R", "dir": "R", "vdir": "R", "du": "", "tree": "", "find": ""}
+"""Programs that list a directory's entries (names, never contents, never through the
+links inside): one level, or every level when recursive (always for those without a
+letter; ``ls -R``)."""
+_WALKS_NO_FOLLOW = {"grep": "R", "egrep": "R", "fgrep": "R", "rg": "L"}
+"""Programs that walk a directory without following the symbolic links inside it, unless
+given the option letter (``grep -R``, ``rg -L``) or its long form."""
+_FOLLOW_LONG = ("--dereference-recursive", "--follow")
+_READ = "read"
+_NO_FOLLOW = "nofollow"
+_LIST = "list"
+_NAMES = "names"
+_STRENGTH = {_NAMES: 0, _LIST: 1, _NO_FOLLOW: 2, _READ: 3}
+_PLAIN_NAME = re.compile(r"[^-=@<:~]*")
+_KEY_VALUE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*=.")
+_GIT_OBJECT_PATH = re.compile(r"^(?::[0-3]:|:|[^:\s]+:)(?!/)(.+)$")
+"""``REV:path``, ``:path``, ``:N:path``: a file git reads from its object store."""
 
-    def add(word: Word) -> None:
+
+def _how_read(view: tuple[Word, ...]) -> str:
+    name = view[0].text.rpartition("/")[2]
+    if name in _NAMES_ONLY:
+        return _NAMES
+    if name in _LISTERS:
+        recursive = not _LISTERS[name] or any(
+            w.text == "--recursive" or (w.text[:1] == "-" and w.text[1:2] != "-" and "R" in w.text)
+            for w in view[1:]
+        )
+        return _NO_FOLLOW if recursive else _LIST
+    follow = _WALKS_NO_FOLLOW.get(name)
+    if follow is None:
+        return _READ
+    for word in view[1:]:
+        text = word.text
+        if text.startswith(_FOLLOW_LONG) or (
+            text[:1] == "-" and text[1:2] != "-" and follow in text[1:]
+        ):
+            return _READ
+    return _NO_FOLLOW
+
+
+def _read_candidates(program: str, text: str) -> list[str]:
+    """What one static word may name for reading: itself, an option's value (the tail of
+    ``-fFILE``), an ``@file`` / ``<file`` upload (``curl -d @f``, ``-F x=@f;type=...``),
+    the path of git's ``REV:path``, and ``~+`` (``$PWD``) spelled as ``.``."""
+    found = candidates(text)
+    extra: list[str] = []
+    for name in found:
+        extra.extend(
+            name.rpartition(marker)[2].split(";", 1)[0] for marker in ("=@", "=<") if marker in name
+        )
+        if name.startswith("@") and len(name) > 1:
+            extra.append(name[1:].split(";", 1)[0])
+        elif program == "curl" and "@" in name:  # `--data-urlencode name@file`
+            extra.append(name.partition("@")[2])
+        if _KEY_VALUE.match(name):  # `dd if=FILE`, `make F=FILE`: the value may be a path
+            extra.append(name.partition("=")[2])
+        if program == "git" and ":" in name and not name.startswith("-"):
+            match = _GIT_OBJECT_PATH.match(name)
+            if match:
+                extra.append(match[1])
+    found.extend(extra)
+    return [("." + t[2:]) if t.startswith("~+") and t[2:3] in ("", "/") else t for t in found]
+
+
+_FILES_FROM = ("files0-from", "files-from", "exclude-from", "arg-file")
+
+
+def _names_listed_in_file(text: str) -> bool:
+    """An option whose value is a file listing the names to read (their values unknown):
+    ``--files0-from`` (sort, wc, du), ``--files-from`` (tar, rsync, cpio), ``xargs
+    --arg-file`` (a unique prefix counts)."""
+    if not text.startswith("--") or len(text) < 5:
+        return False
+    given = text[2:].partition("=")[0]
+    return any(name.startswith(given) for name in _FILES_FROM)
+
+
+def _names(analyses: tuple[ShellAnalysis, ...]) -> list[tuple[Word, str]]:
+    """Every word that may name a file the line reads: arguments, option values, ``< file``
+    (each once: a word the views of a line share is one name), with how it is read:
+    ``read`` (a directory named is walked, symlinks inside followed), ``nofollow``
+    (walked, the symlinks inside not followed: ``grep -r``, ``rg``, ``find``), ``list``
+    (one level of names: ``ls``) or ``names`` (never walked: ``stat``, ``cd``)."""
+    found: dict[tuple[str, str, bool, bool, bool], tuple[Word, str]] = {}
+
+    def add(word: Word, how: str) -> None:
         key = (word.text, word.raw, word.static, word.expands, word.braces)
-        if key not in seen:
-            seen.add(key)
-            found.append(word)
+        known = found.get(key)
+        if known is None or _STRENGTH[how] > _STRENGTH[known[1]]:
+            found[key] = (word, how)
 
     for analysis in analyses:
         for redirect in analysis.redirects:
             if redirect.reads_file and redirect.target is not None:
-                add(redirect.target)
+                add(redirect.target, _READ)
         for view in command_views(analysis):
             if view is UNSURE:
                 continue
+            how = _how_read(view)
+            program = view[0].text.rpartition("/")[2]
             for word in view[1:]:
                 if not word.static:
-                    add(word)
+                    add(word, how)
                     continue
-                for text in candidates(word.text):
+                known = found.get((word.text, word.raw, True, word.expands, word.braces))
+                if known is not None and _STRENGTH[known[1]] >= _STRENGTH[how]:
+                    continue  # the same word again: its names are in already
+                if _PLAIN_NAME.fullmatch(word.text):
+                    add(word, how)  # no option, value, upload, revision or tilde form
+                    continue
+                if word.text.startswith("~-") and word.text[2:3] in ("", "/"):
+                    add(Word(word.text, word.raw, static=False), how)  # $OLDPWD: not known
+                    continue
+                if _names_listed_in_file(word.text):
+                    # `--files0-from=LIST`, `tar -T LIST`: the names are in a file
+                    add(Word(word.text, word.raw, static=False), how)
+                    continue
+                for text in _read_candidates(program, word.text):
                     if text == word.text:
-                        add(word)
+                        add(word, how)
                     else:
-                        add(Word(text, word.raw, True, word.expands, word.braces, word.ansi_c))
-    return found
+                        add(Word(text, word.raw, True, word.expands, word.braces, word.ansi_c), how)
+    return list(found.values())
 
 
 class WalkTooLong(Exception):
@@ -221,7 +342,9 @@ def denied_read(
     target, and matched as written and with symlinks resolved; a directory
     named is walked (up to 2,000 entries), since ``grep -r`` and ``cat dir/*``
     read what is inside.  A word the shell computes (``$F``, ``$(...)``) cannot
-    be checked: it is returned as ``unknown``.
+    be checked: it is returned as ``unknown``, and so is a line naming more than
+    :data:`~trioexec.tools._bash_stays_in_cwd.MAX_NAMES` paths (counted once per
+    directory a ``cd`` may have moved to).
 
     Raises:
         WalkTooLong: more than ``budget`` paths (names, glob matches and
@@ -230,19 +353,22 @@ def denied_read(
     bases = _bases(_moves_of(command), cwd)
     if bases is None:
         return ReadCheck(unknown="cd")
+    names = _read_names(command)
+    if len(names) * len(bases) > MAX_NAMES:
+        return ReadCheck(unknown=f"more than {MAX_NAMES:,} names")
     disk = _Disk(cwd, budget)
-    for word in _read_names(command):
+    for word, how in names:
         if not word.static:
             return ReadCheck(unknown=word.raw or word.text)
         for base in bases:
-            found = _covered(word, base, cwd, rules, disk)
+            found = _covered(word, base, cwd, rules, disk, how)
             if found is not None:
                 return found
     return ReadCheck()
 
 
 def _covered(
-    word: Word, base: str, cwd: Path, rules: tuple[str, ...], disk: _Disk
+    word: Word, base: str, cwd: Path, rules: tuple[str, ...], disk: _Disk, how: str = _READ
 ) -> ReadCheck | None:
     path = os.path.join(base, os.path.expanduser(word.text))
     paths = [path]
@@ -254,7 +380,7 @@ def _covered(
         if len(paths) > MAX_GLOB_MATCHES:
             return ReadCheck(unknown=word.raw)
     for candidate in paths:
-        for found in _with_contents(candidate, disk, base):
+        for found in _with_contents(candidate, disk, base, how):
             if found is None:
                 return ReadCheck(unknown=word.raw)
             if _rules_cover(rules, *found, cwd, disk):
@@ -285,7 +411,9 @@ def _rules_cover(
     )
 
 
-def _with_contents(path: str, disk: _Disk, base: str) -> Iterator[tuple[str, str | None] | None]:
+def _with_contents(
+    path: str, disk: _Disk, base: str, how: str = _READ
+) -> Iterator[tuple[str, str | None] | None]:
     """``(path, resolved)``, then (for a directory) the same for what is inside it, in
     :func:`os.walk`'s order; ``resolved`` is None for a path that does not exist, and
     None instead of a pair means too much to check.
@@ -307,7 +435,17 @@ def _with_contents(path: str, disk: _Disk, base: str) -> Iterator[tuple[str, str
     else:
         real = disk.resolver.real(os.path.normpath(path))
     yield path, real
-    if not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(path))):
+    if how == _NAMES or not (stat.S_ISDIR(mode) or (stat.S_ISLNK(mode) and os.path.isdir(path))):
+        return
+    if how == _LIST:
+        try:
+            with os.scandir(path) as scan:
+                names = [entry.name for entry in scan]
+        except OSError:
+            return
+        for name in names:
+            disk.spend()
+            yield os.path.join(path, name), None  # a name listed, matched as written
         return
     seen = 0
     pending = [(path, real)]
@@ -333,7 +471,11 @@ def _with_contents(path: str, disk: _Disk, base: str) -> Iterator[tuple[str, str
                 yield None
                 return
             disk.spend()
-            resolved = disk.resolver.real(entry_path) if link else os.path.join(real_root, name)
+            if link:
+                # a link met inside the walk: read through only by a program that follows
+                resolved = disk.resolver.real(entry_path) if how == _READ else None
+            else:
+                resolved = os.path.join(real_root, name)
             yield entry_path, resolved
         pending.extend(
             (entry_path, os.path.join(real_root, name))
@@ -377,7 +519,12 @@ def protected_write_target(command: str, cwd: Path) -> tuple[str, str | None] | 
 
 
 def judge_paths(
-    command: str, cwd: Path, read_rules: tuple[str, ...], *, budget: int | None = None
+    command: str,
+    cwd: Path,
+    read_rules: tuple[str, ...],
+    *,
+    budget: int | None = None,
+    allow_rules: tuple[str, ...] = (),
 ) -> PermissionResult:
     """``Bash``'s own permission check (blocking: call it from a worker thread when
     :func:`may_glob` says so, or with a ``budget``).
@@ -385,12 +532,21 @@ def judge_paths(
     Deny when a Read deny rule (``read_rules``, their contents) covers a path
     the command reads; ask as a safety check for a computed name that could be
     one, a protected write target, or a computed write target; allow a
-    read-only command whose names all resolve inside ``cwd``; else passthrough.
+    read-only command whose names all resolve inside ``cwd``, and a list or
+    pipeline whose every part is either covered by one of ``allow_rules`` (the
+    ``Bash(...)`` allow rules' contents) or such a read-only command
+    (``npm test | tail -20`` under ``Bash(npm test:*)``); else passthrough.
+
+    A line too complex to check (:func:`~trioexec._shell._views.too_complex`: too
+    long, too deep, too many commands) asks as a safety check, in bypass mode too.
 
     Raises:
         WalkTooLong: checking the Read deny rules would look at more than
             ``budget`` paths (then call it again in a worker thread).
     """
+    unread = _unread(command)
+    if unread is not None:
+        return unread
     if read_rules:
         read = denied_read(command, cwd, read_rules, budget=budget)
         if read.path is not None:
@@ -415,7 +571,40 @@ def judge_paths(
     plan = allowable_plan(command)
     if plan is not None and plan_resolves_inside(plan, cwd):
         return _ALLOWED
+    if allow_rules:
+        rest = uncovered_plan(command, allow_rules)
+        if rest is not None and plan_resolves_inside(rest, cwd):
+            return _ALLOWED
     return _PASSED
+
+
+@functools.lru_cache(maxsize=1024)
+def _unread(command: str) -> PermissionResult | None:
+    """The safety-check ask for a line too complex to check or unreadable as bash."""
+    complex_reason = too_complex(command)
+    if complex_reason:
+        return PermissionResult.ask(too_complex_message(complex_reason), safety_check=True)
+    if any(analysis.unparsed for analysis in _analyses(command)):
+        # bash runs the lines before a syntax error: nothing it may write can be judged
+        return PermissionResult.ask(unreadable_message(), safety_check=True)
+    return None
+
+
+def too_complex_message(reason: str) -> str:
+    """The safety-check text for a line the analysis does not read (``reason``: why)."""
+    return (
+        f"Claude requested permissions to use Bash: the command is too complex to check "
+        f"({reason}), so it needs approval."
+    )
+
+
+def unreadable_message() -> str:
+    """The safety-check text for a line the bash grammar does not read."""
+    return (
+        "Claude requested permissions to use Bash: the command could not be read as bash "
+        "(a syntax error, or a construct the reader does not know), so what it reads and "
+        "writes cannot be checked."
+    )
 
 
 def may_glob(command: str) -> bool:

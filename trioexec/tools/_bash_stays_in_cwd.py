@@ -17,23 +17,34 @@ import os
 import stat
 from pathlib import Path
 
-from .._shell._read_only import is_read_only_command, read_words, stays_in_working_directory
+from .._guard._bash_rules import allow_parts, covered_parts
+from .._shell._read_only import (
+    is_read_only_command,
+    read_only_part,
+    read_words,
+    stays_in_working_directory,
+)
 from .._shell._syntax import Word
 
 __all__ = [
     "MAX_BASES",
     "MAX_GLOB_MATCHES",
+    "MAX_NAMES",
     "Plan",
     "allowable_plan",
     "candidates",
     "plan_resolves_inside",
     "resolves_inside",
+    "uncovered_plan",
 ]
 
 MAX_BASES = 16
 """Directories a relative name is tried against, at most (the cwd and the ``cd`` targets)."""
 MAX_GLOB_MATCHES = 1000
 """Matches of one glob looked at, at most (beyond: unsure)."""
+MAX_NAMES = 4000
+"""Names one line gives that are looked up on disk, at most (beyond: unsure, so asked):
+each costs an ``lstat`` or two, so this bounds a decision's disk work."""
 
 Plan = tuple[tuple[tuple[Word, str], ...], tuple[Word, ...]]
 """What :func:`resolves_inside` looks at: ``(word, name)`` pairs, then the ``cd`` targets."""
@@ -46,7 +57,36 @@ def allowable_plan(command: str) -> Plan | None:
     if not (is_read_only_command(command) and stays_in_working_directory(command)):
         return None
     lexed = read_words(command)
-    return None if lexed is None else _plan_of(*lexed)
+    if lexed is None:
+        return None
+    plan = _plan_of(*lexed)
+    return None if len(plan[0]) > MAX_NAMES else plan
+
+
+@functools.lru_cache(maxsize=1024)
+def uncovered_plan(command: str, allow_rules: tuple[str, ...]) -> Plan | None:
+    """A compound line some of whose parts ``allow_rules`` cover, each other part being
+    read-only and lexically inside the working directory: what :func:`plan_resolves_inside`
+    looks at for those other parts (and every ``cd``).  None for any other line, and for
+    one every part of which a rule covers (the rules allow that by themselves).
+    """
+    covered = covered_parts(allow_rules, command)
+    if covered is None or all(covered) or not any(covered):
+        return None
+    parts = allow_parts(command)
+    assert parts is not None  # covered_parts read them
+    commands: list[tuple[Word, ...]] = []
+    inputs: list[str] = []
+    for part, is_covered in zip(parts, covered, strict=True):
+        if is_covered and part.words[0].text not in ("cd", "pushd", "popd"):
+            continue
+        reading = read_only_part(part)
+        if reading is None:
+            return None
+        commands.append(reading[0])
+        inputs.extend(reading[1])
+    plan = _plan_of(tuple(commands), tuple(dict.fromkeys(inputs)))
+    return None if len(plan[0]) > MAX_NAMES else plan
 
 
 def candidates(text: str) -> list[str]:
