@@ -21,6 +21,8 @@ from .._errors import ConfigurationError
 if TYPE_CHECKING:
     import argparse
 
+    from ._settings import Settings
+
 __all__ = ["add_settings_commands", "check_settings"]
 
 
@@ -84,9 +86,42 @@ def check_settings(files: list[Path]) -> int:
     finally:
         quiet.removeHandler(silence)
         quiet.propagate = was_propagating
-    for problem in settings.problems:
+    problems = list(settings.problems)
+    shown = settings.to_json()
+    if settings.sandbox.is_enabled:
+        try:
+            shown["sandbox"] = {
+                **settings.sandbox.to_json(),
+                "inForce": _sandbox_in_force(settings),
+            }
+        except ConfigurationError as exc:
+            problems.append(str(exc))
+    for problem in problems:
         print(problem)
     if not settings.sources:
         print("no settings files found", file=sys.stderr)
-    print(json.dumps(settings.to_json(), indent=2))
-    return 1 if settings.problems else 0
+    print(json.dumps(shown, indent=2))
+    return 1 if problems else 0
+
+
+def _sandbox_in_force(settings: Settings) -> dict[str, object]:
+    """What a ``Bash`` command started in the working directory now would run under.
+
+    Raises:
+        ConfigurationError: ``failIfUnavailable`` and bubblewrap cannot run here.
+    """
+    from ._sandbox import Sandbox
+
+    sandbox = Sandbox.from_settings(settings.sandbox)
+    if not sandbox.active:
+        return {"bubblewrap": None, "unconfined": sandbox.unavailable}
+    confined = sandbox.prepare(["true"], cwd=Path.cwd(), env=None, permissions=settings.permissions)
+    plan = confined.plan
+    return {
+        "bubblewrap": sandbox.bwrap,
+        "network": "none but the proxy to allowedDomains",
+        "writable": list(plan.writable),
+        "readOnly": list(plan.read_only),
+        "unreadable": [*plan.empty_dirs, *plan.empty_files],
+        "readableAgain": list(plan.readable),
+    }

@@ -22,6 +22,7 @@ from .._contract._tool import CallContext, InterruptBehavior, PermissionResult, 
 from .._guard._bash_rules import match_bash_rule, match_bash_rules
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._shell._read_only import is_read_only_command
+from .._sandbox._report import violation_note
 from .._texts import command_denied_message
 from ._bash_paths import WalkTooLong, judge_paths, may_glob
 from ._responses import Reported, reported_response
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
     from .._contract._rules import RuleBehavior
     from .._models import JSONObject, JSONValue
+    from .._sandbox import Confinement, Sandbox
 
 __all__ = [
     "BashInput",
@@ -65,6 +67,14 @@ class BashInput:
     description: str | None = attrs.field(
         default=None,
         metadata={"description": "A short description of what the command does"},
+    )
+    dangerouslyDisableSandbox: bool | None = attrs.field(  # Claude Code's spelling
+        default=None,
+        metadata={
+            "description": "Set this to true to run the command outside the sandbox "
+            "(only after it failed because the sandbox refused something; it may need "
+            "the user's approval)"
+        },
     )
 
 
@@ -167,6 +177,14 @@ class BashTool(Tool[BashInput]):
             return "command is empty"
         if input.timeout is not None and not 0 < input.timeout <= MAX_TIMEOUT_MS:
             return f"timeout must be between 1 and {MAX_TIMEOUT_MS} milliseconds"
+        sandbox = _sandbox_of(ctx)
+        if (
+            input.dangerouslyDisableSandbox
+            and sandbox is not None
+            and sandbox.active
+            and not sandbox.settings.allows_unsandboxed
+        ):
+            return UNSANDBOXED_REFUSED
         return None
 
     async def check_permissions(self, input: BashInput, ctx: CallContext) -> PermissionResult:  # noqa: A002
@@ -190,7 +208,32 @@ class BashTool(Tool[BashInput]):
         would look at more than 64 paths (a large directory walked for the Read
         deny rules), runs in a worker thread (cancellation abandons it); the
         others are a few ``lstat`` and ``realpath`` calls, made in place.
+
+        With the OS sandbox in force (``ctx.permissions.sandbox``) and
+        ``autoAllowBashIfSandboxed`` (the default), a command that will run
+        confined is allowed unless that reading denies it: the sandbox is the
+        boundary, and the chain still applies deny and content ask rules.
         """
+        judged = await self._judge(input, ctx)
+        sandbox = _sandbox_of(ctx)
+        if (
+            sandbox is not None
+            and judged.behavior != "deny"
+            and sandbox.auto_allows(input.command, disable=bool(input.dangerouslyDisableSandbox))
+        ):
+            return PermissionResult.allow()
+        return judged
+
+    def sandbox_auto_allows(self, input: BashInput, sandbox: Sandbox) -> bool:  # noqa: A002
+        """Whether the sandbox lets this call skip a whole-tool ``Bash`` ask rule.
+
+        As Claude Code: with ``autoAllowBashIfSandboxed``, a command that runs
+        confined does not ask because of a bare ``Bash`` ask rule; one that
+        runs unconfined (excluded, or ``dangerouslyDisableSandbox``) still does.
+        """
+        return sandbox.auto_allows(input.command, disable=bool(input.dangerouslyDisableSandbox))
+
+    async def _judge(self, input: BashInput, ctx: CallContext) -> PermissionResult:  # noqa: A002
         read_rules = ctx.permissions.rules_for(_READ, "deny") if ctx.permissions else None
         rules: tuple[str, ...] = ()
         if read_rules is not None:
@@ -276,11 +319,27 @@ class BashTool(Tool[BashInput]):
         def output(stream: Stream, text: str, total: int) -> None:
             progress(BashProgress(pid, stream, text, total))
 
+        argv: list[str] = [self.shell, "-c", input.command]
+        env = self.env
+        sandbox = _sandbox_of(ctx)
+        confined: Confinement | None = None
+        if sandbox is not None and sandbox.confines(
+            input.command, disable=bool(input.dangerouslyDisableSandbox)
+        ):
+            prepare = functools.partial(
+                sandbox.prepare, argv, cwd=Path(ctx.cwd), env=env, permissions=ctx.permissions
+            )
+            if sandbox.needs_thread(ctx.permissions):  # Read patterns may walk directories
+                confined = await trio.to_thread.run_sync(prepare)
+            else:
+                confined = prepare()
+            argv, env = confined.argv, confined.env
+        removed: list[str] = []
         try:
             result = await run_process_group(
-                [self.shell, "-c", input.command],
+                argv,
                 cwd=ctx.cwd,
-                env=self.env,
+                env=env,
                 deadline=trio.current_time() + timeout_ms / 1000,
                 on_start=started,
                 on_output=output,
@@ -291,6 +350,19 @@ class BashTool(Tool[BashInput]):
             raise ShellSpawnError(
                 f"Cannot run the command in {os.fspath(ctx.cwd)}: {exc.strerror or exc}"
             ) from None
+        finally:
+            if confined is not None:
+                removed = confined.watch.remove_created()
+        if confined is not None and sandbox is not None:
+            note = violation_note(
+                f"{result.stderr}\n{result.stdout}",
+                plan=confined.plan,
+                settings=sandbox.settings,
+                tmpdir=sandbox.tmpdir,
+                removed=removed,
+            )
+            if note is not None:
+                result = attrs.evolve(result, stderr=f"{result.stderr.rstrip()}\n{note}")
         if result.timed_out:
             raise ShellTimeoutError(
                 result.exit_code,
@@ -313,6 +385,19 @@ class BashTool(Tool[BashInput]):
     def tool_response(self, input: BashInput, output: object) -> JSONValue:  # noqa: A002
         """``{stdout, stderr, interrupted, isImage}``, as Claude Code's Bash reports it."""
         return reported_response(output)
+
+
+UNSANDBOXED_REFUSED = (
+    "dangerouslyDisableSandbox cannot be used: sandbox.allowUnsandboxedCommands is false, "
+    "so every command runs in the sandbox. Run the command without it, or ask the user to "
+    "allow what the sandbox refused in their sandbox settings."
+)
+
+
+def _sandbox_of(ctx: CallContext) -> Sandbox | None:
+    """The sandbox in force for this call (None: none, or not enabled)."""
+    permissions = ctx.permissions
+    return permissions.sandbox if permissions is not None else None
 
 
 def _duration(ms: int) -> str:

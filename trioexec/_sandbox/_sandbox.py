@@ -1,0 +1,255 @@
+"""The sandbox in force: settings, a usable bubblewrap, and what one command runs as.
+
+:class:`Sandbox` is built once, with the guard rails
+(:meth:`Sandbox.from_settings`): that is where an unusable bubblewrap is
+found, and either refused (``failIfUnavailable``: one
+:class:`~trioexec.ConfigurationError`) or warned about once (then commands
+run unconfined, as Claude Code does).  For each ``Bash`` call it answers
+whether the command is confined (:meth:`Sandbox.confines`) and prepares the
+``bwrap`` command line (:meth:`Sandbox.prepare`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from .._errors import ConfigurationError
+from ._bwrap import MountPlan, bwrap_argv
+from ._mounts import Watch, plan_mounts
+from ._rule_paths import rule_paths
+from ._settings import SandboxSettings
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from .._permission_context import PermissionContext
+
+__all__ = ["Confinement", "Sandbox", "probe_bwrap"]
+
+logger = logging.getLogger("trioexec.sandbox")
+
+_PROBE_TIMEOUT = 10.0
+_PROBE_ARGS = (
+    *("--die-with-parent", "--unshare-pid", "--unshare-net"),
+    *("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true"),
+)
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+@functools.cache
+def probe_bwrap(bwrap: str | None) -> str | None:
+    """Why ``bwrap`` cannot confine a command here, or None when it can.
+
+    Runs it once (cached per path): a read-only root, new PID and network
+    namespaces, ``true``.  Blocks for a few milliseconds.
+    """
+    if not sys.platform.startswith("linux"):
+        return (
+            f"the sandbox is implemented on Linux only (bubblewrap); not on {sys.platform} "
+            "(macOS Seatbelt is not implemented)"
+        )
+    found = bwrap if bwrap is not None else shutil.which("bwrap")
+    if found is None:
+        return "bubblewrap (bwrap) is not installed (apt-get install bubblewrap)"
+    try:
+        done = subprocess.run(
+            [found, *_PROBE_ARGS],
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{found} cannot run: {exc}"
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
+        return f"{found} cannot create a sandbox here: {why}"
+    return None
+
+
+def _warn_once(text: str) -> None:
+    with _warned_lock:
+        if text in _warned:
+            return
+        _warned.add(text)
+    logger.warning("%s", text)
+
+
+@attrs.frozen
+class Confinement:
+    """One confined command: what to run, and what to check once it has ended.
+
+    Attributes:
+        argv: the ``bwrap`` command line.
+        env: the environment to start it with.
+        plan: the mounts.
+        watch: protected paths that did not exist (see :class:`Watch`).
+    """
+
+    argv: list[str]
+    env: dict[str, str] | None
+    plan: MountPlan
+    watch: Watch
+
+
+@attrs.define(eq=False)
+class Sandbox:
+    """The ``sandbox`` settings in force, with the executables that enforce them.
+
+    Attributes:
+        settings: the merged settings.
+        bwrap: the bubblewrap that runs commands; None when it cannot
+            (:attr:`unavailable` says why) or the sandbox is not enabled.
+        unavailable: why commands run unconfined although the settings enable
+            the sandbox (None: they are confined).
+    """
+
+    settings: SandboxSettings
+    bwrap: str | None = None
+    unavailable: str | None = None
+    _tmpdir: str | None = attrs.field(default=None, init=False, repr=False)
+    _read_cache: dict[tuple[str, tuple[str, ...]], list[Path]] = attrs.field(
+        factory=dict, init=False, repr=False
+    )
+
+    @classmethod
+    def from_settings(cls, settings: SandboxSettings, *, enable: bool = False) -> Sandbox:
+        """The sandbox the settings ask for (``enable``: as if ``enabled: true``).
+
+        When the sandbox is enabled, bubblewrap is looked for (``bwrapPath``
+        of managed settings, else ``bwrap`` on ``PATH``) and tried once.
+
+        Raises:
+            ConfigurationError: the sandbox is enabled, ``failIfUnavailable`` is
+                true, and bubblewrap cannot run here (the message says why).
+                Without ``failIfUnavailable`` the reason is logged once on
+                ``trioexec.sandbox`` and commands run unconfined.
+        """
+        if enable:
+            settings = settings.with_enabled()
+        if not settings.is_enabled:
+            return cls(settings)
+        problem = probe_bwrap(settings.bwrap_path)
+        if problem is None:
+            bwrap = settings.bwrap_path or shutil.which("bwrap")
+            return cls(settings, bwrap)
+        if settings.fail_if_unavailable:
+            raise ConfigurationError(
+                f"sandbox.enabled and sandbox.failIfUnavailable are true, but {problem}"
+            )
+        _warn_once(f"sandbox.enabled is true, but {problem}: commands run unconfined")
+        return cls(settings, None, problem)
+
+    @property
+    def active(self) -> bool:
+        """Whether sandboxed commands are confined (enabled, and bubblewrap works)."""
+        return self.bwrap is not None
+
+    def excluded(self, command: str) -> bool:
+        """Whether an ``excludedCommands`` pattern matches any part of ``command``."""
+        patterns = self.settings.excluded_commands
+        if not patterns:
+            return False
+        from .._bash_rules import match_bash_rules
+
+        return match_bash_rules(patterns, command, behavior="deny")
+
+    def confines(self, command: str, *, disable: bool = False) -> bool:
+        """Whether ``command`` runs confined.
+
+        Not when the sandbox is inactive, when ``command`` is excluded, or when
+        the model asked (``disable``: ``dangerouslyDisableSandbox``) and
+        ``allowUnsandboxedCommands`` lets it.
+        """
+        if self.bwrap is None:
+            return False
+        if disable and self.settings.allows_unsandboxed:
+            return False
+        return not self.excluded(command)
+
+    def auto_allows(self, command: str, *, disable: bool = False) -> bool:
+        """Whether ``autoAllowBashIfSandboxed`` lets ``command`` run without an ask."""
+        return self.settings.auto_allow and self.confines(command, disable=disable)
+
+    @property
+    def tmpdir(self) -> str:
+        """The sandbox's temporary directory (writable, ``$TMPDIR`` inside), made once."""
+        if self._tmpdir is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="trioexec-sandbox-")
+            atexit.register(shutil.rmtree, self._tmpdir, True)
+        return self._tmpdir
+
+    def needs_thread(self, permissions: PermissionContext | None) -> bool:
+        """Whether :meth:`prepare` may walk directories (a ``Read`` pattern not expanded yet)."""
+        return bool(permissions and permissions.rule_contents("Read", "deny"))
+
+    def prepare(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None,
+        permissions: PermissionContext | None = None,
+        home: Path | None = None,
+    ) -> Confinement:
+        """The confined form of ``command`` for a call in ``cwd``.
+
+        Looks at the file system (``stat``, ``realpath``; the expansion of
+        ``Read`` deny patterns, cached per working directory), runs nothing.
+
+        Raises:
+            RuntimeError: the sandbox is not active.
+        """
+        if self.bwrap is None:
+            raise RuntimeError("the sandbox is not active")
+        home = home if home is not None else Path(os.path.expanduser("~"))
+        settings = self.settings
+        resolved = [
+            [p.resolve(cwd, home) for p in entries]
+            for entries in (
+                settings.allow_write,
+                settings.deny_write,
+                settings.deny_read,
+                settings.allow_read,
+            )
+        ]
+        allow_write, deny_write, deny_read, allow_read = resolved
+        if permissions is not None:
+            edits = permissions.rule_contents("Edit", "allow")
+            allow_write += rule_paths(edits, cwd, home, expand=False)
+            reads = permissions.rule_contents("Read", "deny")
+            if reads:
+                key = (os.fspath(cwd), reads)
+                cached = self._read_cache.get(key)
+                if cached is None:
+                    cached = self._read_cache[key] = rule_paths(reads, cwd, home, expand=True)
+                deny_read += cached
+        plan, watch = plan_mounts(
+            cwd=cwd,
+            tmpdir=Path(self.tmpdir),
+            allow_write=allow_write,
+            deny_write=deny_write,
+            deny_read=deny_read,
+            allow_read=allow_read,
+        )
+        tmp = self.tmpdir
+        argv = bwrap_argv(
+            self.bwrap,
+            plan,
+            command,
+            cwd=os.path.realpath(cwd),
+            setenv={"TMPDIR": tmp, "TMP": tmp, "TEMP": tmp},
+        )
+        return Confinement(argv, dict(env) if env is not None else None, plan, watch)
