@@ -28,6 +28,7 @@ import attrs
 from .._errors import ConfigurationError
 from ._bwrap import MountPlan, bwrap_argv
 from ._mounts import Watch, plan_mounts
+from ._proxy import PROXY_PORT
 from ._rule_paths import rule_paths
 from ._settings import SandboxSettings
 
@@ -40,6 +41,17 @@ __all__ = ["Confinement", "Sandbox", "probe_bwrap"]
 
 logger = logging.getLogger("trioexec.sandbox")
 
+_START_RELAY = (
+    # Inside the sandbox: relay 127.0.0.1:PORT to the proxy's Unix socket, wait
+    # (at most ~1 s) until it listens, then run the command in place of this shell.
+    '"$1" TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr "UNIX-CONNECT:$2" '
+    "</dev/null >/dev/null 2>&1 &\n"
+    "i=0\n"
+    "while ! grep -q ' {hex_address} 00000000:0000 0A' /proc/net/tcp 2>/dev/null; do\n"
+    '  i=$((i + 1)); [ "$i" -gt 500 ] && break; sleep 0.002\n'
+    "done\n"
+    'shift 2; exec "$@"'
+)
 _PROBE_TIMEOUT = 10.0
 _PROBE_ARGS = (
     *("--die-with-parent", "--unshare-pid", "--unshare-net"),
@@ -119,7 +131,9 @@ class Sandbox:
     settings: SandboxSettings
     bwrap: str | None = None
     unavailable: str | None = None
+    socat: str | None = None
     _tmpdir: str | None = attrs.field(default=None, init=False, repr=False)
+    _proxy_dir: str | None = attrs.field(default=None, init=False, repr=False)
     _read_cache: dict[tuple[str, tuple[str, ...]], list[Path]] = attrs.field(
         factory=dict, init=False, repr=False
     )
@@ -144,7 +158,16 @@ class Sandbox:
         problem = probe_bwrap(settings.bwrap_path)
         if problem is None:
             bwrap = settings.bwrap_path or shutil.which("bwrap")
-            return cls(settings, bwrap)
+            socat = None
+            if settings.allowed_domains:
+                socat = settings.socat_path or shutil.which("socat")
+                if socat is None or not os.access(socat, os.X_OK):
+                    socat = None
+                    _warn_once(
+                        "sandbox.network.allowedDomains is set, but socat is not installed "
+                        "(apt-get install socat): sandboxed commands have no network"
+                    )
+            return cls(settings, bwrap, socat=socat)
         if settings.fail_if_unavailable:
             raise ConfigurationError(
                 f"sandbox.enabled and sandbox.failIfUnavailable are true, but {problem}"
@@ -184,6 +207,19 @@ class Sandbox:
         return self.settings.auto_allow and self.confines(command, disable=disable)
 
     @property
+    def wants_proxy(self) -> bool:
+        """Whether confined commands get the filtering proxy (domains allowed, socat found)."""
+        return self.socat is not None and bool(self.settings.allowed_domains)
+
+    @property
+    def proxy_dir(self) -> str:
+        """Where the proxies' Unix sockets are made (read-only inside the sandbox), made once."""
+        if self._proxy_dir is None:
+            self._proxy_dir = tempfile.mkdtemp(prefix="trioexec-proxy-")
+            atexit.register(shutil.rmtree, self._proxy_dir, True)
+        return self._proxy_dir
+
+    @property
     def tmpdir(self) -> str:
         """The sandbox's temporary directory (writable, ``$TMPDIR`` inside), made once."""
         if self._tmpdir is None:
@@ -203,8 +239,14 @@ class Sandbox:
         env: Mapping[str, str] | None,
         permissions: PermissionContext | None = None,
         home: Path | None = None,
+        proxy_socket: str | None = None,
     ) -> Confinement:
         """The confined form of ``command`` for a call in ``cwd``.
+
+        With ``proxy_socket`` (a proxy listening there: :func:`~._proxy.open_proxy`),
+        ``socat`` inside relays ``127.0.0.1:3128`` to it and the proxy
+        variables (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY`` and their
+        lower-case forms) point there.
 
         Looks at the file system (``stat``, ``realpath``; the expansion of
         ``Read`` deny patterns, cached per working directory), runs nothing.
@@ -245,11 +287,14 @@ class Sandbox:
             allow_read=allow_read,
         )
         tmp = self.tmpdir
-        argv = bwrap_argv(
-            self.bwrap,
-            plan,
-            command,
-            cwd=os.path.realpath(cwd),
-            setenv={"TMPDIR": tmp, "TMP": tmp, "TEMP": tmp},
-        )
+        setenv = {"TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+        if proxy_socket is not None and self.socat is not None:
+            http, socks = f"http://127.0.0.1:{PROXY_PORT}", f"socks5h://127.0.0.1:{PROXY_PORT}"
+            for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+                setenv[name] = http
+            setenv.update(ALL_PROXY=socks, all_proxy=socks, NO_PROXY="", no_proxy="")
+            address = f"0100007F:{PROXY_PORT:04X}"
+            script = _START_RELAY.format(port=PROXY_PORT, hex_address=address)
+            command = ["/bin/sh", "-c", script, "sh", self.socat, proxy_socket, *command]
+        argv = bwrap_argv(self.bwrap, plan, command, cwd=os.path.realpath(cwd), setenv=setenv)
         return Confinement(argv, dict(env) if env is not None else None, plan, watch)

@@ -21,18 +21,19 @@ import trio
 from .._contract._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from .._guard._bash_rules import match_bash_rule, match_bash_rules
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
+from .._sandbox._confined import run_confined
 from .._shell._read_only import is_read_only_command
-from .._sandbox._report import violation_note
 from .._texts import command_denied_message
 from ._bash_paths import WalkTooLong, judge_paths, may_glob
 from ._responses import Reported, reported_response
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Awaitable, Mapping, Sequence
 
     from .._contract._rules import RuleBehavior
     from .._models import JSONObject, JSONValue
-    from .._sandbox import Confinement, Sandbox
+    from .._process import ProcessResult
+    from .._sandbox import Sandbox
 
 __all__ = [
     "BashInput",
@@ -319,50 +320,40 @@ class BashTool(Tool[BashInput]):
         def output(stream: Stream, text: str, total: int) -> None:
             progress(BashProgress(pid, stream, text, total))
 
-        argv: list[str] = [self.shell, "-c", input.command]
-        env = self.env
-        sandbox = _sandbox_of(ctx)
-        confined: Confinement | None = None
-        if sandbox is not None and sandbox.confines(
-            input.command, disable=bool(input.dangerouslyDisableSandbox)
-        ):
-            prepare = functools.partial(
-                sandbox.prepare, argv, cwd=Path(ctx.cwd), env=env, permissions=ctx.permissions
-            )
-            if sandbox.needs_thread(ctx.permissions):  # Read patterns may walk directories
-                confined = await trio.to_thread.run_sync(prepare)
-            else:
-                confined = prepare()
-            argv, env = confined.argv, confined.env
-        removed: list[str] = []
-        try:
-            result = await run_process_group(
+        deadline = trio.current_time() + timeout_ms / 1000
+
+        def run(argv: list[str], env: dict[str, str] | None) -> Awaitable[ProcessResult]:
+            return run_process_group(
                 argv,
                 cwd=ctx.cwd,
                 env=env,
-                deadline=trio.current_time() + timeout_ms / 1000,
+                deadline=deadline,
                 on_start=started,
                 on_output=output,
                 max_output_bytes=self.max_output_bytes,
                 kill_grace=self.kill_grace,
             )
+
+        argv = [self.shell, "-c", input.command]
+        sandbox = _sandbox_of(ctx)
+        try:
+            if sandbox is not None and sandbox.confines(
+                input.command, disable=bool(input.dangerouslyDisableSandbox)
+            ):  # in bubblewrap (docs/sandbox.md)
+                result = await run_confined(
+                    sandbox,
+                    argv,
+                    cwd=Path(ctx.cwd),
+                    env=self.env,
+                    permissions=ctx.permissions,
+                    run=run,
+                )
+            else:
+                result = await run(argv, self.env)
         except OSError as exc:
             raise ShellSpawnError(
                 f"Cannot run the command in {os.fspath(ctx.cwd)}: {exc.strerror or exc}"
             ) from None
-        finally:
-            if confined is not None:
-                removed = confined.watch.remove_created()
-        if confined is not None and sandbox is not None:
-            note = violation_note(
-                f"{result.stderr}\n{result.stdout}",
-                plan=confined.plan,
-                settings=sandbox.settings,
-                tmpdir=sandbox.tmpdir,
-                removed=removed,
-            )
-            if note is not None:
-                result = attrs.evolve(result, stderr=f"{result.stderr.rstrip()}\n{note}")
         if result.timed_out:
             raise ShellTimeoutError(
                 result.exit_code,
