@@ -359,3 +359,23 @@ async def test_fail_if_unavailable_passes_where_bubblewrap_runs(box: Box) -> Non
         pytest.fail("bubblewrap runs here, failIfUnavailable must not refuse")
     code, _ = await box.run(IN_NEW_PID_NAMESPACE, guard)
     assert code == 0
+
+
+def test_agent_sandbox_turns_the_sandbox_on_without_a_settings_file() -> None:
+    from trioexec._cli import build_parser
+
+    args = build_parser().parse_args(["agent", "--sandbox", "do it"])
+    assert args.sandbox is True
+    guard = GuardRails.from_settings(sandbox=True)
+    assert guard.sandbox is not None
+    assert guard.sandbox.active
+    assert GuardRails.from_settings({"sandbox": {"enabled": True}}, sandbox=False).sandbox is None
+
+
+def test_the_demo_shows_the_sandbox_refusing_a_write(capsys: pytest.CaptureFixture[str]) -> None:
+    from trioexec._cli import main
+
+    assert main(["demo"]) == 0
+    text = capsys.readouterr().out
+    assert "the OS sandbox: Bash under bubblewrap" in text
+    assert "../outside.txt: Read-only file system" in text

@@ -4,7 +4,7 @@
 
     trioexec agent [--cwd DIR] [--settings FILE]... [--model M] [--max-turns N]
                    [--permission-mode MODE] [--transcript FILE | --no-transcript]
-                   [--json] PROMPT
+                   [--sandbox] [--json] PROMPT
 
 The SDK reads ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``; the model is
 ``--model``, else ``ANTHROPIC_MODEL``, else :data:`DEFAULT_MODEL`.  Settings
@@ -158,6 +158,14 @@ def add_agent_command(subparsers: Any) -> None:  # noqa: ANN401 - argparse's pri
         help="write no transcript (hooks get an empty transcript_path)",
     )
     agent.add_argument(
+        "--sandbox",
+        action="store_true",
+        help=(
+            "run Bash commands in the OS sandbox (bubblewrap; docs/sandbox.md), as the "
+            'settings\' "sandbox": {"enabled": true} does'
+        ),
+    )
+    agent.add_argument(
         "--json",
         action="store_true",
         help='print one JSON object at the end: {"messages", "turns", "stop_reason"}',
@@ -213,6 +221,7 @@ def run_agent(
                 *(Path(f) for f in args.settings),
                 can_use_tool=prompter.ask,
                 mode=args.permission_mode,
+                sandbox=True if getattr(args, "sandbox", False) else None,
             )
         except ConfigurationError as exc:
             raise _UsageError(str(exc)) from None
