@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -379,3 +380,21 @@ def test_the_demo_shows_the_sandbox_refusing_a_write(capsys: pytest.CaptureFixtu
     text = capsys.readouterr().out
     assert "the OS sandbox: Bash under bubblewrap" in text
     assert "../outside.txt: Read-only file system" in text
+
+
+@pytest.mark.parametrize("proxied", [False, True], ids=["no-network", "with-proxy"])
+async def test_a_unix_socket_on_the_host_cannot_be_reached(box: Box, proxied: bool) -> None:
+    path = box.outside / "daemon.sock"
+    listener = trio.socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    await listener.bind(str(path))
+    listener.listen(1)
+    network = {"allowedDomains": ["localhost"]} if proxied else {}
+    command = (
+        'python3 -c "import socket; s = socket.socket(socket.AF_UNIX); '
+        f"s.connect('{path}'); print('connected')\""
+    )
+    with listener:
+        _, text = await box.run(command, box.guard(network=network))
+        _, allowed = await box.run(command, box.guard(network={"allowAllUnixSockets": True}))
+    assert "connected" not in text
+    assert "connected" in allowed  # allowAllUnixSockets lifts the filter

@@ -68,6 +68,7 @@ def bwrap_argv(
     cwd: str,
     setenv: Mapping[str, str] | None = None,
     share_network: bool = False,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The full ``bwrap`` command line that runs ``command`` confined by ``plan``.
 
@@ -79,6 +80,8 @@ def bwrap_argv(
         setenv: environment variables set inside, on top of the inherited ones.
         share_network: keep the host's network (only for a command the
             settings let through unconfined network; never by default).
+        seccomp_fd: a file descriptor bwrap reads a seccomp program from
+            (it must be open in the bwrap process).
 
     Returns:
         The argument list, ``bwrap`` first.
@@ -108,5 +111,7 @@ def bwrap_argv(
         argv += ["--bind", source, destination]
     for name, value in (setenv or {}).items():
         argv += ["--setenv", name, value]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     argv += ["--chdir", cwd, "--", *command]
     return argv

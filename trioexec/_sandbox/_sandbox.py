@@ -30,6 +30,7 @@ from ._bwrap import MountPlan, bwrap_argv
 from ._mounts import Watch, plan_mounts
 from ._proxy import PROXY_PORT
 from ._rule_paths import rule_paths
+from ._seccomp import unix_socket_filter
 from ._settings import SandboxSettings
 
 if TYPE_CHECKING:
@@ -52,6 +53,23 @@ _START_RELAY = (
     "done\n"
     'shift 2; exec "$@"'
 )
+_SECCOMP_FD = 9
+_WITH_SECCOMP_FD = f'exec "$@" {_SECCOMP_FD}<"$0"'
+"""Outside: open the filter file on fd 9 for bwrap's ``--seccomp 9``, then become bwrap."""
+_APPLY_SECCOMP = """\
+import ctypes, os, sys
+data = open(sys.argv[1], "rb").read()
+buffer = ctypes.create_string_buffer(data, len(data))
+class Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+program = Program(len(data) // 8, ctypes.addressof(buffer))
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(program), 0, 0):
+    sys.exit(f"sandbox: cannot install the seccomp filter: {os.strerror(ctypes.get_errno())}")
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+"""Inside, after the proxy relay has connected out: PR_SET_NO_NEW_PRIVS, then the
+filter (PR_SET_SECCOMP, SECCOMP_MODE_FILTER), then the command."""
 _PROBE_TIMEOUT = 10.0
 _PROBE_ARGS = (
     *("--die-with-parent", "--unshare-pid", "--unshare-net"),
@@ -134,6 +152,7 @@ class Sandbox:
     socat: str | None = None
     _tmpdir: str | None = attrs.field(default=None, init=False, repr=False)
     _proxy_dir: str | None = attrs.field(default=None, init=False, repr=False)
+    _filter: str | None = attrs.field(default=None, init=False, repr=False)
     _read_cache: dict[tuple[str, tuple[str, ...]], list[Path]] = attrs.field(
         factory=dict, init=False, repr=False
     )
@@ -167,6 +186,11 @@ class Sandbox:
                         "sandbox.network.allowedDomains is set, but socat is not installed "
                         "(apt-get install socat): sandboxed commands have no network"
                     )
+            if settings.allow_unix_sockets and not settings.allow_all_unix_sockets:
+                _warn_once(
+                    "sandbox.network.allowUnixSockets cannot allow single sockets on Linux: "
+                    "new Unix sockets stay refused (allowAllUnixSockets allows them all)"
+                )
             return cls(settings, bwrap, socat=socat)
         if settings.fail_if_unavailable:
             raise ConfigurationError(
@@ -218,6 +242,25 @@ class Sandbox:
             self._proxy_dir = tempfile.mkdtemp(prefix="trioexec-proxy-")
             atexit.register(shutil.rmtree, self._proxy_dir, True)
         return self._proxy_dir
+
+    def seccomp_filter(self) -> str | None:
+        """The file holding the Unix-socket filter (:mod:`._seccomp`), written once;
+        None with ``allowAllUnixSockets`` or on an architecture it is not built for."""
+        if self.settings.allow_all_unix_sockets:
+            return None
+        if self._filter is None:
+            program = unix_socket_filter()
+            if program is None:
+                _warn_once(
+                    "the sandbox's Unix-socket filter is not built for this architecture: "
+                    "sandboxed commands can connect to Unix sockets they can see"
+                )
+                return None
+            path = os.path.join(self.proxy_dir, "unix-sockets.bpf")
+            with open(path, "wb") as out:
+                out.write(program)
+            self._filter = path
+        return self._filter
 
     @property
     def tmpdir(self) -> str:
@@ -288,7 +331,13 @@ class Sandbox:
         )
         tmp = self.tmpdir
         setenv = {"TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
-        if proxy_socket is not None and self.socat is not None:
+        seccomp = self.seccomp_filter()
+        proxied = proxy_socket is not None and self.socat is not None
+        if seccomp is not None and proxied:  # after the relay connected out: installed inside
+            command = [sys.executable, "-I", "-S", "-c", _APPLY_SECCOMP, seccomp, *command]
+        if proxied:
+            assert proxy_socket is not None
+            assert self.socat is not None
             http, socks = f"http://127.0.0.1:{PROXY_PORT}", f"socks5h://127.0.0.1:{PROXY_PORT}"
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
                 setenv[name] = http
@@ -296,5 +345,15 @@ class Sandbox:
             address = f"0100007F:{PROXY_PORT:04X}"
             script = _START_RELAY.format(port=PROXY_PORT, hex_address=address)
             command = ["/bin/sh", "-c", script, "sh", self.socat, proxy_socket, *command]
-        argv = bwrap_argv(self.bwrap, plan, command, cwd=os.path.realpath(cwd), setenv=setenv)
+        by_bwrap = None if proxied else seccomp  # no relay inside: bwrap installs it
+        argv = bwrap_argv(
+            self.bwrap,
+            plan,
+            command,
+            cwd=os.path.realpath(cwd),
+            setenv=setenv,
+            seccomp_fd=_SECCOMP_FD if by_bwrap is not None else None,
+        )
+        if by_bwrap is not None:
+            argv = ["/bin/sh", "-c", _WITH_SECCOMP_FD, by_bwrap, *argv]
         return Confinement(argv, dict(env) if env is not None else None, plan, watch)
