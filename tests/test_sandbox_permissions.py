@@ -138,3 +138,23 @@ def test_sandbox_settings_are_frozen_data(field: str) -> None:
     settings = SandboxSettings()
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         setattr(settings, field, ("x",))
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_unix_socket_filter_is_built_for_the_common_machines(machine: str) -> None:
+    from trioexec._sandbox._seccomp import unix_socket_filter
+
+    program = unix_socket_filter(machine)
+    assert program is not None
+    assert len(program) % 8 == 0  # whole struct sock_filter instructions
+    assert unix_socket_filter("sparc64") is None
+
+
+async def test_a_missing_working_directory_is_a_spawn_error_as_unconfined(tmp_path: Path) -> None:
+    from trioexec.tools import ShellSpawnError
+
+    permissions = PermissionContext(sandbox=sandbox())
+    missing = tmp_path / "gone"
+    ctx = CallContext(ToolUse("t", "Bash", {}), cwd=missing, permissions=permissions)
+    with pytest.raises(ShellSpawnError, match="Cannot run the command in"):
+        await BashTool().call(BashInput("true"), ctx, lambda _: None)

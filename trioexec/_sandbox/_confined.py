@@ -78,11 +78,11 @@ async def run_confined(
             permissions=permissions,
             proxy_socket=socket_path,
         )
-        if sandbox.needs_thread(permissions):  # Read patterns may walk directories
-            confined = await trio.to_thread.run_sync(prepare)
-        else:
-            confined = prepare()
         try:
+            if sandbox.needs_thread(permissions):  # Read patterns may walk directories
+                confined = await trio.to_thread.run_sync(prepare)
+            else:
+                confined = prepare()
             result = await run(confined.argv, confined.env)
         except OSError as exc:
             failure = exc

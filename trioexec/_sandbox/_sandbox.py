@@ -296,9 +296,13 @@ class Sandbox:
 
         Raises:
             RuntimeError: the sandbox is not active.
+            FileNotFoundError: ``cwd`` is not a directory (as unconfined, the
+                command cannot start there).
         """
         if self.bwrap is None:
             raise RuntimeError("the sandbox is not active")
+        if not cwd.is_dir():
+            raise FileNotFoundError(2, "No such file or directory", os.fspath(cwd))
         home = home if home is not None else Path(os.path.expanduser("~"))
         settings = self.settings
         resolved = [
