@@ -36,7 +36,7 @@ from pathlib import Path
 import trio
 
 from trioexec import CallContext, GuardRails, ToolUse
-from trioexec._sandbox import probe_bwrap
+from trioexec._guard._sandbox import probe_bwrap
 from trioexec.tools import BashTool
 from trioexec.tools._bash import BashInput
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from trioexec._sandbox import probe_bwrap
+from trioexec._guard._sandbox import probe_bwrap
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

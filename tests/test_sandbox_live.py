@@ -21,10 +21,10 @@ import pytest
 import trio
 
 from trioexec import ConfigurationError
-from trioexec._guard import GuardRails
+from trioexec._contract._tool import CallContext
+from trioexec._guard._rails import GuardRails
+from trioexec._guard._sandbox import probe_bwrap
 from trioexec._models import ToolUse
-from trioexec._sandbox import probe_bwrap
-from trioexec._tool import CallContext
 from trioexec.tools import BashTool, ShellError, ShellTimeoutError
 from trioexec.tools._bash import BashInput
 
@@ -363,7 +363,7 @@ async def test_fail_if_unavailable_passes_where_bubblewrap_runs(box: Box) -> Non
 
 
 def test_agent_sandbox_turns_the_sandbox_on_without_a_settings_file() -> None:
-    from trioexec._cli import build_parser
+    from trioexec._cli._main import build_parser
 
     args = build_parser().parse_args(["agent", "--sandbox", "do it"])
     assert args.sandbox is True

@@ -19,12 +19,12 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trioexec._guard import GuardRails
+from trioexec._contract._tool import CallContext
+from trioexec._guard._rails import GuardRails
+from trioexec._guard._sandbox import probe_bwrap
+from trioexec._guard._sandbox._domains import domain_allowed, domain_matches
+from trioexec._guard._sandbox._proxy import open_proxy
 from trioexec._models import ToolUse
-from trioexec._sandbox import probe_bwrap
-from trioexec._sandbox._domains import domain_allowed, domain_matches
-from trioexec._sandbox._proxy import open_proxy
-from trioexec._tool import CallContext
 from trioexec.tools import BashTool, ShellError
 from trioexec.tools._bash import BashInput
 

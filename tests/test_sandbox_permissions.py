@@ -12,11 +12,11 @@ import attrs
 import pytest
 
 from trioexec import CallContext, ToolUse
-from trioexec._permission_context import PermissionContext
-from trioexec._permissions import check_permission_chain
-from trioexec._sandbox import Sandbox, SandboxSettings
-from trioexec._sandbox._bwrap import MountPlan, bwrap_argv
-from trioexec._sandbox._mounts import plan_mounts
+from trioexec._contract._permission_context import PermissionContext
+from trioexec._guard._chain import check_permission_chain
+from trioexec._guard._sandbox import Sandbox, SandboxSettings
+from trioexec._guard._sandbox._bwrap import MountPlan, bwrap_argv
+from trioexec._guard._sandbox._mounts import plan_mounts
 from trioexec.tools import BashTool
 from trioexec.tools._bash import BashInput
 
@@ -142,7 +142,7 @@ def test_sandbox_settings_are_frozen_data(field: str) -> None:
 
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
 def test_the_unix_socket_filter_is_built_for_the_common_machines(machine: str) -> None:
-    from trioexec._sandbox._seccomp import unix_socket_filter
+    from trioexec._guard._sandbox._seccomp import unix_socket_filter
 
     program = unix_socket_filter(machine)
     assert program is not None

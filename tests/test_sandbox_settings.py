@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trioexec import ConfigurationError
-from trioexec._guard import GuardRails
-from trioexec._sandbox import Sandbox, SandboxPath, SandboxSettings, parse_sandbox
-from trioexec._sandbox._rule_paths import rule_paths
-from trioexec._settings import SettingsFile, load_settings
+from trioexec._guard._rails import GuardRails
+from trioexec._guard._sandbox import Sandbox, SandboxPath, SandboxSettings, parse_sandbox
+from trioexec._guard._sandbox._rule_paths import rule_paths
+from trioexec._guard._settings import SettingsFile, load_settings
 
 HOME = Path("/home/me")
 CWD = Path("/work/project")

@@ -187,7 +187,7 @@ _SANDBOX_COMMAND = "echo hi > ../outside.txt"
 
 async def _show_sandbox(screen: _Screen, workspace: Path) -> None:
     """Where bubblewrap runs: one Bash call under ``"sandbox": {"enabled": true}``, refused."""
-    from .._sandbox import probe_bwrap
+    from .._guard._sandbox import probe_bwrap
     from ..tools import BashTool
     from ..tools._bash import BashInput, ShellError
 

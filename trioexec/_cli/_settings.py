@@ -21,7 +21,7 @@ from .._errors import ConfigurationError
 if TYPE_CHECKING:
     import argparse
 
-    from ._settings import Settings
+    from .._guard._settings import Settings
 
 __all__ = ["add_settings_commands", "check_settings"]
 
@@ -110,7 +110,7 @@ def _sandbox_in_force(settings: Settings) -> dict[str, object]:
     Raises:
         ConfigurationError: ``failIfUnavailable`` and bubblewrap cannot run here.
     """
-    from ._sandbox import Sandbox
+    from .._guard._sandbox import Sandbox
 
     sandbox = Sandbox.from_settings(settings.sandbox)
     if not sandbox.active:

@@ -21,7 +21,6 @@ import attrs
 
 from .._errors import ConfigurationError
 from ._rules import PermissionRule, RuleBehavior
-from ._sandbox._sandbox import Sandbox
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -173,9 +172,11 @@ class PermissionContext:
     ``"bypass"`` (allow what no deny or ask rule stops); Claude Code's
     ``"bypassPermissions"`` is accepted and stored as ``"bypass"``.
 
-    ``sandbox`` is the OS sandbox in force for ``Bash`` (None: none): the
-    ``Bash`` tool confines its commands with it, and its
-    ``autoAllowBashIfSandboxed`` lets a confined command run without an ask.
+    ``sandbox`` is the OS sandbox in force for ``Bash`` (a
+    ``trioexec._guard._sandbox.Sandbox``; None: none; typed ``object`` here,
+    below the guard rails): the ``Bash`` tool confines its commands with it,
+    and its ``autoAllowBashIfSandboxed`` lets a confined command run without
+    an ask.
 
     Raises:
         ValueError: a rule string does not parse.
@@ -186,7 +187,7 @@ class PermissionContext:
     ask: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_to_rules)
     deny: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_to_rules)
     mode: PermissionMode = attrs.field(default="default", converter=normalize_mode)
-    sandbox: Sandbox | None = attrs.field(default=None, eq=False, kw_only=True)
+    sandbox: object = attrs.field(default=None, eq=False, kw_only=True)
     _index: dict[tuple[str, str], ToolRules] = attrs.field(
         init=False, repr=False, eq=False, factory=dict
     )

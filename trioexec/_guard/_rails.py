@@ -38,7 +38,6 @@ from .._hooks._http import HttpHook
 from .._hooks._output import HookOutcome, aggregate
 from .._misuse import check_callback
 from .._models import Attachment, JSONValue, content_to_api
-from .._sandbox import Sandbox
 from .._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
@@ -47,6 +46,7 @@ from .._texts import (
     stopped_by_pre_tool_use_hook,
 )
 from ._chain import decide_permission, unanswered_ask
+from ._sandbox import Sandbox
 from ._settings import SettingsSource, load_settings
 
 if TYPE_CHECKING:
@@ -119,7 +119,8 @@ class GuardRails:
     @property
     def sandbox(self) -> Sandbox | None:
         """The OS sandbox in force for ``Bash`` (``permissions.sandbox``; None: none)."""
-        return self.permissions.sandbox
+        sandbox = self.permissions.sandbox
+        return sandbox if isinstance(sandbox, Sandbox) else None
 
     @classmethod
     def from_settings(

@@ -40,7 +40,7 @@ from .._errors import ConfigurationError
 from .._hooks._config import HookSet
 from .._hooks._http import HttpHook, url_allowed
 from .._hooks._settings import suggestion
-from .._sandbox._settings import SandboxSettings, parse_sandbox
+from ._sandbox._settings import SandboxSettings, parse_sandbox
 
 __all__ = [
     "AUTO_MODE_NOTE",

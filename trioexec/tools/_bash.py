@@ -20,8 +20,9 @@ import trio
 
 from .._contract._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from .._guard._bash_rules import match_bash_rule, match_bash_rules
+from .._guard._sandbox import Sandbox
+from .._guard._sandbox._confined import run_confined
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
-from .._sandbox._confined import run_confined
 from .._shell._read_only import is_read_only_command
 from .._texts import command_denied_message
 from ._bash_paths import WalkTooLong, judge_paths, may_glob
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from .._contract._rules import RuleBehavior
     from .._models import JSONObject, JSONValue
     from .._process import ProcessResult
-    from .._sandbox import Sandbox
 
 __all__ = [
     "BashInput",
@@ -388,7 +388,8 @@ UNSANDBOXED_REFUSED = (
 def _sandbox_of(ctx: CallContext) -> Sandbox | None:
     """The sandbox in force for this call (None: none, or not enabled)."""
     permissions = ctx.permissions
-    return permissions.sandbox if permissions is not None else None
+    sandbox = permissions.sandbox if permissions is not None else None
+    return sandbox if isinstance(sandbox, Sandbox) else None
 
 
 def _duration(ms: int) -> str:

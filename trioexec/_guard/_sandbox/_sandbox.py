@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .._errors import ConfigurationError
+from ..._errors import ConfigurationError
 from ._bwrap import MountPlan, bwrap_argv
 from ._mounts import Watch, plan_mounts
 from ._proxy import PROXY_PORT
@@ -36,7 +36,7 @@ from ._settings import SandboxSettings
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from .._permission_context import PermissionContext
+    from ..._contract._permission_context import PermissionContext
 
 __all__ = ["Confinement", "Sandbox", "probe_bwrap"]
 

@@ -23,7 +23,7 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from .._errors import ConfigurationError
+from ..._errors import ConfigurationError
 
 __all__ = [
     "SandboxPath",
@@ -259,7 +259,7 @@ def parse_sandbox(
     Raises:
         ConfigurationError: a value of the wrong type, naming the file and the field.
     """
-    from .._hook_settings import suggestion
+    from ..._hooks._settings import suggestion
 
     section = _object(raw, name, "sandbox")
     for key in section:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 import trio
 
-from .._groups import collapse_cancelled
+from ..._groups import collapse_cancelled
 from ._proxy import Proxy, open_proxy
 from ._report import violation_note
 
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
     from pathlib import Path
 
-    from .._permission_context import PermissionContext
-    from .._process import ProcessResult
+    from ..._contract._permission_context import PermissionContext
+    from ..._process import ProcessResult
     from ._sandbox import Confinement, Sandbox
 
 __all__ = ["run_confined"]
