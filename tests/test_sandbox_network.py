@@ -178,3 +178,25 @@ async def test_the_proxy_answers_403_to_an_http_request_for_a_refused_host(tmp_p
     assert answer.startswith(b"HTTP/1.1 403 Forbidden")
     assert b"evil.test:443 refused by the sandbox" in answer
     assert proxy.refused == ["evil.test:443"]
+
+
+@live
+async def test_cancelling_a_proxied_call_closes_its_proxy_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    guard = _guard(allowedDomains=["localhost"])
+    sandbox = guard.sandbox
+    assert sandbox is not None
+    with trio.move_on_after(1.0) as scope:
+        await _bash("sleep 1234.625", tmp_path, guard)
+    assert scope.cancelled_caught
+    assert [p for p in os.listdir(sandbox.proxy_dir) if p.endswith(".sock")] == []
+    assert not any(b"1234.625" in _cmdline(pid) for pid in os.listdir("/proc") if pid.isdigit())
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""

@@ -245,3 +245,25 @@ def test_a_sandbox_built_directly_needs_no_settings_file() -> None:
     assert not sandbox.confines("make", disable=True)
     strict = Sandbox(SandboxSettings(enabled=True, allow_unsandboxed_commands=False), "/bwrap")
     assert strict.confines("make", disable=True)
+
+
+def test_settings_check_shows_what_a_command_would_run_under(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trioexec._cli import main
+    from trioexec._guard._sandbox import probe_bwrap
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("x", encoding="utf-8")
+    path = write(
+        tmp_path / "s.json",
+        {"sandbox": {"enabled": True}, "permissions": {"deny": ["Read(.env)"]}},
+    )
+    assert main(["settings", "check", str(path)]) == 0
+    in_force = json.loads(capsys.readouterr().out)["sandbox"]["inForce"]
+    if probe_bwrap(None) is not None:
+        assert in_force["bubblewrap"] is None
+        assert in_force["unconfined"]
+        return
+    assert str(tmp_path) in in_force["writable"]
+    assert in_force["unreadable"] == [str(tmp_path / ".env")]  # from the Read deny rule
