@@ -4,7 +4,9 @@ Its cancellation story is the point of this module: the command runs in a
 new process group, and whether it ends normally, times out or is cancelled
 (a sibling error, an abort), the whole group is terminated (SIGTERM, a short
 grace, SIGKILL) before the call returns or ``Cancelled`` propagates.  Output
-is streamed as progress while the command runs.
+is streamed as progress while the command runs.  With the OS sandbox in
+force (``ctx.permissions.sandbox``), the same process group runs bubblewrap
+around the shell (:func:`~trioexec._guard._sandbox._confined.run_confined`).
 """
 
 from __future__ import annotations

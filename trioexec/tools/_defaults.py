@@ -22,7 +22,9 @@ __all__ = ["default_tools"]
 def default_tools(root: Path | str | None = None) -> list[Tool[Any]]:
     """One instance of each standard tool; file tools confined to ``root`` when given.
 
-    ``root`` does not sandbox Bash: a shell command can reach any path.
+    ``root`` does not sandbox Bash: a shell command can reach any path, unless
+    the guard rails enable the OS sandbox (``"sandbox": {"enabled": true}``,
+    docs/sandbox.md).
     """
     return [
         ReadTool(root),
