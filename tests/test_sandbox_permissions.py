@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trioexec import CallContext, ToolUse
 from trioexec._contract._permission_context import PermissionContext
@@ -158,3 +160,35 @@ async def test_a_missing_working_directory_is_a_spawn_error_as_unconfined(tmp_pa
     ctx = CallContext(ToolUse("t", "Bash", {}), cwd=missing, permissions=permissions)
     with pytest.raises(ShellSpawnError, match="Cannot run the command in"):
         await BashTool().call(BashInput("true"), ctx, lambda _: None)
+
+
+_PATHS = st.lists(
+    st.lists(st.sampled_from(["a", "b", ".git", "hooks", "c"]), min_size=1, max_size=3).map(
+        lambda parts: "/" + "/".join(parts)
+    ),
+    max_size=4,
+    unique=True,
+)
+
+
+@settings(max_examples=80)
+@given(_PATHS, _PATHS, _PATHS, _PATHS)
+def test_every_restriction_is_mounted_after_every_writable_bind(
+    writable: list[str], read_only: list[str], hidden: list[str], files: list[str]
+) -> None:
+    plan = MountPlan(
+        writable=tuple(writable),
+        read_only=tuple(read_only),
+        empty_dirs=tuple(hidden),
+        empty_files=tuple(files),
+    )
+    argv = bwrap_argv("bwrap", plan, ["true"], cwd="/")
+    end = argv.index("--")
+    binds = [i for i in range(end) if argv[i] == "--bind"]
+    restrictions = [
+        i for i in range(end) if argv[i] in ("--ro-bind", "--tmpfs") and argv[i + 1] != "/"
+    ]
+    if binds and restrictions:
+        assert max(binds) < min(restrictions)  # a later bind would undo a restriction
+    assert argv[:2] == ["bwrap", "--die-with-parent"]
+    assert "--unshare-net" in argv[:end]
