@@ -140,7 +140,12 @@ def test_declared_behaviour() -> None:
     assert tool.max_result_size_chars == 30_000
     schema = compile_tool(tool).schema
     assert schema["required"] == ["command"]
-    assert set(schema["properties"]) == {"command", "timeout", "description"}  # type: ignore[arg-type]
+    assert set(schema["properties"]) == {  # type: ignore[arg-type]
+        "command",
+        "timeout",
+        "description",
+        "dangerouslyDisableSandbox",  # Claude Code's escape from its sandbox
+    }
 
 
 async def test_permissions_allow_read_only_commands_in_the_working_directory(

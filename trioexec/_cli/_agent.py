@@ -3,7 +3,7 @@
 ::
 
     trioexec agent [--cwd DIR] [--settings FILE]... [--model M] [--max-turns N]
-                   [--permission-mode MODE] [--policy PRESET]
+                   [--permission-mode MODE] [--policy PRESET] [--sandbox]
                    [--transcript FILE | --no-transcript] [--json] PROMPT
 
 The SDK reads ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``; with
@@ -190,6 +190,14 @@ def add_agent_command(subparsers: Any) -> None:  # noqa: ANN401 - argparse's pri
         help="write no transcript (hooks get an empty transcript_path)",
     )
     agent.add_argument(
+        "--sandbox",
+        action="store_true",
+        help=(
+            "run Bash commands in the OS sandbox (bubblewrap; docs/sandbox.md), as the "
+            'settings\' "sandbox": {"enabled": true} does'
+        ),
+    )
+    agent.add_argument(
         "--json",
         action="store_true",
         help='print one JSON object at the end: {"messages", "turns", "stop_reason"}',
@@ -252,6 +260,7 @@ def run_agent(
                 # own reason, as Claude Code's -p mode does.
                 can_use_tool=prompter.ask if _is_terminal(stdin or sys.stdin) else None,
                 mode=args.permission_mode,
+                sandbox=True if getattr(args, "sandbox", False) else None,
             )
         except ConfigurationError as exc:
             raise _UsageError(str(exc)) from None

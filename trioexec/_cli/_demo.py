@@ -23,6 +23,7 @@ import attrs
 import trio
 
 from .._anthropic._assembler import ToolUseAssembler
+from .._contract._tool import CallContext
 from .._core._events import CallEvent, Observer
 from .._core._streaming import open_streaming_executor
 from .._core._turn import Turn
@@ -174,9 +175,38 @@ async def _run_all(out: TextIO, *, as_json: bool, workspace: Path, session_dir: 
     if screen is None:
         out.write(json.dumps(_json_report(reports, workspace), indent=2) + "\n")
     else:
+        await _show_sandbox(screen, workspace)
         screen.line()
         screen.line("Every tool_use got exactly one tool_result, in the order the calls arrived.")
     return 0
+
+
+_SANDBOX_COMMAND = "echo hi > ../outside.txt"
+"""A write outside the workspace (into the demo's own temporary directory: harmless if it ran)."""
+
+
+async def _show_sandbox(screen: _Screen, workspace: Path) -> None:
+    """Where bubblewrap runs: one Bash call under ``"sandbox": {"enabled": true}``, refused."""
+    from .._guard._sandbox import probe_bwrap
+    from ..tools import BashTool
+    from ..tools._bash import BashInput, ShellError
+
+    if probe_bwrap(None) is not None:
+        return
+    guard = GuardRails.from_settings({"sandbox": {"enabled": True}})
+    ctx = CallContext(
+        ToolUse("toolu_sandbox", "Bash", {}), cwd=workspace, permissions=guard.permissions
+    )
+    try:
+        text = str(await BashTool().call(BashInput(_SANDBOX_COMMAND), ctx, lambda _: None))
+    except ShellError as exc:
+        text = str(exc)
+    refusal = next((line for line in text.splitlines() if "Read-only" in line), text)
+    screen.line()
+    screen.line('━━ the OS sandbox: Bash under bubblewrap, "sandbox": {"enabled": true}')
+    screen.line(f"$ {_SANDBOX_COMMAND}")
+    screen.line(f"  {refusal.strip()}")
+    screen.line("  (the model gets <sandbox_violations>: what was refused, how to ask)")
 
 
 def _can_follow_resizes() -> bool:

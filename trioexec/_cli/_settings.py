@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import argparse
 
     from .._contract._tool import Tool
+    from .._guard._settings import Settings
 
 __all__ = ["add_settings_commands", "check_settings", "load_tools"]
 
@@ -114,12 +115,22 @@ def check_settings(files: list[Path], *, tools: str | None = None) -> int:
     problems = list(settings.problems)
     if names is not None:
         problems += [f"{tools}: {line}" for line in unknown_rule_names(settings.permissions, names)]
+    shown = settings.to_json()
+    if settings.sandbox.is_enabled:
+        try:
+            shown["sandbox"] = {
+                **settings.sandbox.to_json(),
+                "inForce": _sandbox_in_force(settings),
+            }
+        except ConfigurationError as exc:
+            problems.append(str(exc))
     for problem in problems:
         print(problem)
     if not settings.sources:
         print("no settings files found", file=sys.stderr)
-    print(json.dumps(settings.to_json(), indent=2))
+    print(json.dumps(shown, indent=2))
     return 1 if problems else 0
+
 
 
 def load_tools(spec: str) -> list[Tool[Any]]:
@@ -158,3 +169,27 @@ def load_tools(spec: str) -> list[Tool[Any]]:
         f"--tools {spec}: expected a tool, a list of tools or a ToolRegistry, "
         f"got {type(value).__name__}"
     )
+
+
+
+def _sandbox_in_force(settings: Settings) -> dict[str, object]:
+    """What a ``Bash`` command started in the working directory now would run under.
+
+    Raises:
+        ConfigurationError: ``failIfUnavailable`` and bubblewrap cannot run here.
+    """
+    from .._guard._sandbox import Sandbox
+
+    sandbox = Sandbox.from_settings(settings.sandbox)
+    if not sandbox.active:
+        return {"bubblewrap": None, "unconfined": sandbox.unavailable}
+    confined = sandbox.prepare(["true"], cwd=Path.cwd(), env=None, permissions=settings.permissions)
+    plan = confined.plan
+    return {
+        "bubblewrap": sandbox.bwrap,
+        "network": "none but the proxy to allowedDomains",
+        "writable": list(plan.writable),
+        "readOnly": list(plan.read_only),
+        "unreadable": [*plan.empty_dirs, *plan.empty_files],
+        "readableAgain": list(plan.readable),
+    }

@@ -173,6 +173,12 @@ class PermissionContext:
     ``"bypass"`` (allow what no deny or ask rule stops); Claude Code's
     ``"bypassPermissions"`` is accepted and stored as ``"bypass"``.
 
+    ``sandbox`` is the OS sandbox in force for ``Bash`` (a
+    ``trioexec._guard._sandbox.Sandbox``; None: none; typed ``object`` here,
+    below the guard rails): the ``Bash`` tool confines its commands with it,
+    and its ``autoAllowBashIfSandboxed`` lets a confined command run without
+    an ask.
+
     Raises:
         ValueError: a rule string does not parse.
         ConfigurationError: an unknown mode (a ValueError too).
@@ -182,6 +188,7 @@ class PermissionContext:
     ask: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_to_rules)
     deny: tuple[PermissionRule, ...] = attrs.field(default=(), converter=_to_rules)
     mode: PermissionMode = attrs.field(default="default", converter=normalize_mode)
+    sandbox: object = attrs.field(default=None, eq=False, kw_only=True)
     _index: dict[tuple[str, str], ToolRules] = attrs.field(
         init=False, repr=False, eq=False, factory=dict
     )

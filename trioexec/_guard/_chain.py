@@ -147,7 +147,7 @@ async def decide_permission(
     if permissions.mode == "plan" and not _reads_only(tool, parsed_input):
         return PermissionResult.deny(plan_mode_denied_message(name))
     ask = permissions.rules_for(names if access is None else rule_names(tool, access, "ask"), "ask")
-    if ask.whole:
+    if ask.whole and not _sandbox_skips_ask(tool, parsed_input, permissions):
         return PermissionResult.ask()
     resolver = Resolver(ctx.cwd) if access is not None else None  # only paths resolve
     if _any_rule_matches(
@@ -182,6 +182,25 @@ async def decide_permission(
     ):
         return allowed
     return PermissionResult.ask(own.message)
+
+
+def _sandbox_skips_ask(
+    tool: Tool[Any], parsed_input: object, permissions: PermissionContext
+) -> bool:
+    """Whether the OS sandbox lets this call skip a whole-tool ask rule (``Bash`` only).
+
+    Claude Code's ``autoAllowBashIfSandboxed``: a command that runs confined
+    is auto-allowed by the tool's own check, so a bare ``Bash`` ask rule is
+    skipped for it; content ask rules and every deny rule still apply.
+    """
+    sandbox = permissions.sandbox
+    if sandbox is None:
+        return False
+    skips = getattr(type(tool), "sandbox_auto_allows", None)
+    try:
+        return bool(skips is not None and skips(tool, parsed_input, sandbox))
+    except Exception:
+        return False
 
 
 def _reads_only(tool: Tool[Any], parsed_input: object) -> bool:

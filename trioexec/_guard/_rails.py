@@ -55,6 +55,7 @@ from .._texts import (
     stopped_by_pre_tool_use_hook,
 )
 from ._chain import decide_permission, unanswered_ask
+from ._sandbox import Sandbox
 from ._settings import SettingsSource, load_settings
 
 if TYPE_CHECKING:
@@ -124,6 +125,12 @@ class GuardRails:
         factory=AsyncHookMailbox, eq=False, repr=False
     )
 
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The OS sandbox in force for ``Bash`` (``permissions.sandbox``; None: none)."""
+        sandbox = self.permissions.sandbox
+        return sandbox if isinstance(sandbox, Sandbox) else None
+
     @classmethod
     def from_settings(
         cls,
@@ -133,6 +140,7 @@ class GuardRails:
         session_id: str | None = None,
         transcript_path: str = "",
         async_hook_grace: float = DEFAULT_ASYNC_HOOK_GRACE,
+        sandbox: bool | None = None,
     ) -> GuardRails:
         """Load and merge settings files / dicts (lowest precedence first).
 
@@ -140,14 +148,26 @@ class GuardRails:
         ``"default"``, ``"acceptEdits"``, ``"plan"``, ``"dontAsk"``, ``"auto"``,
         or ``"bypass"`` / ``"bypassPermissions"`` (the same mode).
 
+        ``sandbox``: True turns the OS sandbox on as if the settings said
+        ``"sandbox": {"enabled": true}`` (``trioexec agent --sandbox``), False
+        turns it off whatever they say; None: as the settings say.  When it is
+        on, ``Bash`` commands run confined (docs/sandbox.md), and bubblewrap
+        is tried here, once.
+
         Raises:
             ConfigurationError: a source is unreadable or malformed (the message
-                names the source and the field), or ``mode`` is unknown.
+                names the source and the field), ``mode`` is unknown, or the
+                sandbox is enabled with ``failIfUnavailable`` and bubblewrap
+                cannot run here.
         """
         settings = load_settings(*sources)
         permissions = settings.permissions
         if mode is not None:
             permissions = permissions.with_mode(mode)
+        wanted = settings.sandbox.is_enabled if sandbox is None else sandbox
+        if wanted:
+            confined = Sandbox.from_settings(settings.sandbox, enable=True)
+            permissions = attrs.evolve(permissions, sandbox=confined)
         if session_id is None:
             session_id = str(uuid.uuid4())
         return cls(

@@ -1,4 +1,4 @@
-"""Loading Claude Code settings files: the ``permissions`` and ``hooks`` sections.
+"""Loading Claude Code settings files: the ``permissions``, ``hooks`` and ``sandbox`` sections.
 
 Several sources merge into one :class:`Settings`, lowest precedence first:
 user (``~/.claude/settings.json``), project (``.claude/settings.json``),
@@ -40,6 +40,7 @@ from .._errors import ConfigurationError
 from .._hooks._config import HookSet
 from .._hooks._http import HttpHook, url_allowed
 from .._hooks._settings import suggestion
+from ._sandbox._settings import SandboxSettings, parse_sandbox
 
 __all__ = [
     "AUTO_MODE_NOTE",
@@ -212,7 +213,7 @@ _TOP_LEVEL_KEYS = (
     "worktree",
 )
 """Claude Code's top-level settings keys (its settings schema); trioexec reads
-``permissions``, ``hooks`` and ``disableAllHooks`` and ignores the others."""
+``permissions``, ``hooks``, ``disableAllHooks`` and ``sandbox`` and ignores the others."""
 
 
 @attrs.frozen
@@ -227,6 +228,8 @@ class Settings:
             in the order found; each was also logged on ``trioexec.settings``.
         sources: the name of each source read, lowest precedence first.
         disable_all_hooks: the merged ``disableAllHooks``.
+        sandbox: the merged ``sandbox`` section (booleans from the
+            highest-precedence file that sets them, lists concatenated).
     """
 
     permissions: PermissionContext = attrs.field(factory=PermissionContext)
@@ -235,6 +238,7 @@ class Settings:
     problems: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     disable_all_hooks: bool = False
+    sandbox: SandboxSettings = attrs.field(factory=SandboxSettings)
 
     def to_json(self) -> dict[str, object]:
         """The effective settings as Claude Code's JSON (what ``settings check`` prints)."""
@@ -253,7 +257,7 @@ class Settings:
             group = {"matcher": entry.matcher or "", "hooks": [handler]}
             hooks.setdefault(entry.event, []).append(group)
         permissions = self.permissions
-        return {
+        shown: dict[str, object] = {
             "permissions": {
                 "allow": [str(r) for r in permissions.allow],
                 "ask": [str(r) for r in permissions.ask],
@@ -263,6 +267,9 @@ class Settings:
             "hooks": hooks,
             "disableAllHooks": self.disable_all_hooks,
         }
+        if self.sandbox != SandboxSettings():  # some source has a ``sandbox`` key
+            shown["sandbox"] = self.sandbox.to_json()
+        return shown
 
 
 def _claude_code_mode(mode: PermissionMode) -> str:
@@ -327,6 +334,7 @@ class _Merge:
     names: list[str] = attrs.field(factory=list)
     http_urls: list[str] | None = None  # allowedHttpHookUrls, merged (None: no source set it)
     http_env: list[str] | None = None  # httpHookAllowedEnvVars, merged
+    sandbox: SandboxSettings = attrs.field(factory=SandboxSettings)
 
 
 def load_settings(*sources: SettingsSource) -> Settings:
@@ -372,6 +380,7 @@ def load_settings(*sources: SettingsSource) -> Settings:
         tuple(merge.problems),
         tuple(merge.names),
         bool(merge.disable_all or merge.managed_disable_all),
+        merge.sandbox,
     )
 
 
@@ -433,6 +442,15 @@ def _load_one(
             merge.managed_disable_all = merge.managed_disable_all or disable
         else:
             merge.disable_all = disable
+    if "sandbox" in data:
+        found_sandbox = parse_sandbox(
+            data["sandbox"],
+            name=name,
+            managed=scope == "managed",
+            root=_sandbox_root(source, scope),
+            report=report,
+        )
+        merge.sandbox = merge.sandbox.merged(found_sandbox)
     if "hooks" in data:
         found = HookSet.from_settings(data, source=name, problems=merge.problems)
         if scope == "managed":
@@ -481,6 +499,26 @@ def _user_root(source: SettingsSource) -> Path | None:
     """``~/.claude`` for a user settings file: where its leading-``/`` path rules are rooted."""
     if isinstance(source, SettingsFile):
         return source.path.parent
+    return None
+
+
+def _sandbox_root(source: SettingsSource, scope: SettingsScope) -> Path | None:
+    """What relative ``sandbox.filesystem`` entries of ``source`` are relative to.
+
+    ``~/.claude`` for user settings, the project root (the parent of
+    ``.claude/``) for project and local settings and for any file in a
+    ``.claude`` directory; None (the call's working directory) otherwise.
+    """
+    if isinstance(source, SettingsFile):
+        path = source.path.absolute()
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(os.fspath(source)).absolute()
+    else:  # a mapping, or settings already loaded: no file to be relative to
+        return None
+    if scope == "user":
+        return path.parent
+    if scope in ("project", "local") or path.parent.name == ".claude":
+        return path.parent.parent
     return None
 
 

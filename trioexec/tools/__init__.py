@@ -1,7 +1,8 @@
 """The standard tools: Read, Write, Edit, Glob, Grep and Bash.
 
 ``default_tools(root)`` gives one of each; ``root`` (optional) is the
-workspace root the file tools refuse to leave.  It does not sandbox Bash.
+workspace root the file tools refuse to leave.  It does not sandbox Bash:
+the OS sandbox does, when the guard rails enable it (docs/sandbox.md).
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ Its cancellation story is the point of this module: the command runs in a
 new process group, and whether it ends normally, times out or is cancelled
 (a sibling error, an abort), the whole group is terminated (SIGTERM, a short
 grace, SIGKILL) before the call returns or ``Cancelled`` propagates.  Output
-is streamed as progress while the command runs.
+is streamed as progress while the command runs.  With the OS sandbox in
+force (``ctx.permissions.sandbox``), the same process group runs bubblewrap
+around the shell (:func:`~trioexec._guard._sandbox._confined.run_confined`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import trio
 
 from .._contract._tool import CallContext, InterruptBehavior, PermissionResult, ProgressSender, Tool
 from .._guard._bash_rules import match_bash_rule, match_bash_rules
+from .._guard._sandbox import Sandbox
+from .._guard._sandbox._confined import run_confined
 from .._process import DEFAULT_KILL_GRACE, Stream, run_process_group
 from .._shell._read_only import is_read_only_command
 from .._shell._views import too_complex
@@ -29,10 +33,11 @@ from ._bash_paths import WalkTooLong, judge_paths, may_glob
 from ._responses import Reported, reported_response
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Awaitable, Mapping, Sequence
 
     from .._contract._rules import RuleBehavior
     from .._models import JSONObject, JSONValue
+    from .._process import ProcessResult
 
 __all__ = [
     "BashInput",
@@ -67,6 +72,14 @@ class BashInput:
     description: str | None = attrs.field(
         default=None,
         metadata={"description": "A short description of what the command does"},
+    )
+    dangerouslyDisableSandbox: bool | None = attrs.field(  # Claude Code's spelling
+        default=None,
+        metadata={
+            "description": "Set this to true to run the command outside the sandbox "
+            "(only after it failed because the sandbox refused something; it may need "
+            "the user's approval)"
+        },
     )
 
 
@@ -169,6 +182,14 @@ class BashTool(Tool[BashInput]):
             return "command is empty"
         if input.timeout is not None and not 0 < input.timeout <= MAX_TIMEOUT_MS:
             return f"timeout must be between 1 and {MAX_TIMEOUT_MS} milliseconds"
+        sandbox = _sandbox_of(ctx)
+        if (
+            input.dangerouslyDisableSandbox
+            and sandbox is not None
+            and sandbox.active
+            and not sandbox.settings.allows_unsandboxed
+        ):
+            return UNSANDBOXED_REFUSED
         return None
 
     async def check_permissions(self, input: BashInput, ctx: CallContext) -> PermissionResult:  # noqa: A002
@@ -195,7 +216,32 @@ class BashTool(Tool[BashInput]):
         would look at more than 64 paths (a large directory walked for the Read
         deny rules), runs in a worker thread (cancellation abandons it); the
         others are a few ``lstat`` and ``realpath`` calls, made in place.
+
+        With the OS sandbox in force (``ctx.permissions.sandbox``) and
+        ``autoAllowBashIfSandboxed`` (the default), a command that will run
+        confined is allowed unless that reading denies it: the sandbox is the
+        boundary, and the chain still applies deny and content ask rules.
         """
+        judged = await self._judge(input, ctx)
+        sandbox = _sandbox_of(ctx)
+        if (
+            sandbox is not None
+            and judged.behavior != "deny"
+            and sandbox.auto_allows(input.command, disable=bool(input.dangerouslyDisableSandbox))
+        ):
+            return PermissionResult.allow()
+        return judged
+
+    def sandbox_auto_allows(self, input: BashInput, sandbox: Sandbox) -> bool:  # noqa: A002
+        """Whether the sandbox lets this call skip a whole-tool ``Bash`` ask rule.
+
+        As Claude Code: with ``autoAllowBashIfSandboxed``, a command that runs
+        confined does not ask because of a bare ``Bash`` ask rule; one that
+        runs unconfined (excluded, or ``dangerouslyDisableSandbox``) still does.
+        """
+        return sandbox.auto_allows(input.command, disable=bool(input.dangerouslyDisableSandbox))
+
+    async def _judge(self, input: BashInput, ctx: CallContext) -> PermissionResult:  # noqa: A002
         rules: tuple[str, ...] = ()
         allow: tuple[str, ...] = ()
         if ctx.permissions:
@@ -290,18 +336,37 @@ class BashTool(Tool[BashInput]):
         def output(stream: Stream, text: str, total: int) -> None:
             progress(BashProgress(pid, stream, text, total))
 
-        try:
-            result = await run_process_group(
-                [self.shell, "-c", input.command],
+        deadline = trio.current_time() + timeout_ms / 1000
+
+        def run(argv: list[str], env: dict[str, str] | None) -> Awaitable[ProcessResult]:
+            return run_process_group(
+                argv,
                 cwd=ctx.cwd,
-                env=self.env,
-                deadline=trio.current_time() + timeout_ms / 1000,
+                env=env,
+                deadline=deadline,
                 on_start=started,
                 on_output=output,
                 max_output_bytes=self.max_output_bytes,
                 kill_grace=self.kill_grace,
                 merge_stderr=True,
             )
+
+        argv = [self.shell, "-c", input.command]
+        sandbox = _sandbox_of(ctx)
+        try:
+            if sandbox is not None and sandbox.confines(
+                input.command, disable=bool(input.dangerouslyDisableSandbox)
+            ):  # in bubblewrap (docs/sandbox.md)
+                result = await run_confined(
+                    sandbox,
+                    argv,
+                    cwd=Path(ctx.cwd),
+                    env=self.env,
+                    permissions=ctx.permissions,
+                    run=run,
+                )
+            else:
+                result = await run(argv, self.env)
         except OSError as exc:
             raise ShellSpawnError(
                 f"Cannot run the command in {os.fspath(ctx.cwd)}: {exc.strerror or exc}"
@@ -365,6 +430,20 @@ def is_silent_command(command: str) -> bool:
         if words[0] not in _SILENT_COMMANDS:
             return False
     return found
+
+
+UNSANDBOXED_REFUSED = (
+    "dangerouslyDisableSandbox cannot be used: sandbox.allowUnsandboxedCommands is false, "
+    "so every command runs in the sandbox. Run the command without it, or ask the user to "
+    "allow what the sandbox refused in their sandbox settings."
+)
+
+
+def _sandbox_of(ctx: CallContext) -> Sandbox | None:
+    """The sandbox in force for this call (None: none, or not enabled)."""
+    permissions = ctx.permissions
+    sandbox = permissions.sandbox if permissions is not None else None
+    return sandbox if isinstance(sandbox, Sandbox) else None
 
 
 def _duration(ms: int) -> str:

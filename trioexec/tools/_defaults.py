@@ -25,7 +25,9 @@ def default_tools(
 ) -> list[Tool[Any]]:
     """One instance of each standard tool; file tools confined to ``root`` when given.
 
-    ``root`` does not sandbox Bash: a shell command can reach any path.  With
+    ``root`` does not sandbox Bash: a shell command can reach any path, unless
+    the guard rails enable the OS sandbox (``"sandbox": {"enabled": true}``,
+    docs/sandbox.md).  With
     ``read_before_write`` (a policy's knob of that name: on in Claude Code
     2.1.88's), Read, Write and Edit share one :class:`FileReadState`: Write and
     Edit refuse an existing file the model has not Read with these tools (or
