@@ -75,7 +75,7 @@ EXPECTED: dict[str, list[str]] = {
         "echo x > {tmp}/escaped.txt       -> Exit code 1 | ",
         "{tmp}/escaped.txt: Read-only file system",
         "    - a write outside the writable paths (Read-only file system)",
-        "cat secrets/token; echo \"[$?]\"   -> [1] | cat: secrets/token: No such file or directory",
+        "cat secrets/token; echo \"[$?]\"   -> cat: secrets/token: No such file or directory | [1]",
         "git push origin main             -> Permission to use Bash with command git push origin "
         "main has been denied.",
     ],

@@ -115,4 +115,5 @@ async def run_confined(
     )
     if note is None:
         return result
-    return attrs.evolve(result, stderr=f"{result.stderr.rstrip()}\n{note}")
+    # After the command's own output (stderr is merged into it, as Claude Code does).
+    return attrs.evolve(result, stdout=f"{result.stdout.rstrip()}\n{note}")
