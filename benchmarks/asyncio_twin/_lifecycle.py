@@ -35,6 +35,7 @@ from trioexec._core._call import (
     NOT_ADMITTED,
     Answer,
     CallOutcome,
+    denied_outcome,
     error_outcome,
     unknown_tool_outcome,
 )
@@ -165,7 +166,7 @@ async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> 
         )
         denial = denial_before_validation(tool, parsed, ctx)
         if denial is not None:
-            run.complete(call, error_outcome(tool_id, denial))
+            run.complete(call, denied_outcome(tool_id, denial))
             return
         try:
             semantic_error = await tool.validate_input(parsed, ctx)
@@ -185,7 +186,7 @@ async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> 
             except Exception as exc:
                 denial = format_tool_error(exc)
             if denial is not None:
-                run.complete(call, error_outcome(tool_id, denial))
+                run.complete(call, denied_outcome(tool_id, denial))
                 return
         else:
             try:
@@ -196,14 +197,7 @@ async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> 
             attachments, stop_reason = verdict.attachments, verdict.stop_reason
             if not verdict.allowed:
                 text = verdict.message or permission_denied_message(tool.name)
-                run.complete(
-                    call,
-                    CallOutcome(
-                        ToolResult(tool_id, text, is_error=True),
-                        attachments,
-                        stop_reason=stop_reason,
-                    ),
-                )
+                run.complete(call, denied_outcome(tool_id, text, attachments, stop_reason))
                 return
             if verdict.input != raw_input:
                 raw_input = verdict.input
