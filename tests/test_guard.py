@@ -26,8 +26,9 @@ from trioexec import (
     run_tools,
 )
 from trioexec._contract._permission_context import PermissionContext
+from trioexec._guard._after import PostToolUseVerdict, after_call
 from trioexec._guard._bash_rules import match_bash_rule
-from trioexec._guard._rails import PostToolUseVerdict, PreToolUseVerdict, after_call, authorize_call
+from trioexec._guard._rails import PreToolUseVerdict, authorize_call
 from trioexec._hooks._config import HookInput, HookSet
 from trioexec._hooks._output import HookBlockingError, HookOutput
 from trioexec._texts import REJECT_MESSAGE

@@ -30,7 +30,8 @@ from trioexec import (
     function_tool,
     run_tools,
 )
-from trioexec._guard._rails import GuardRails, after_call, authorize_call
+from trioexec._guard._after import after_call
+from trioexec._guard._rails import GuardRails, authorize_call
 from trioexec._hooks import _config as _hooks
 from trioexec._hooks._command import CommandRun, interpret_command_run, run_command
 from trioexec._hooks._config import HookSet

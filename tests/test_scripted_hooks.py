@@ -9,7 +9,8 @@ import trio
 import trio.testing
 
 from trioexec import CallContext, ToolUse
-from trioexec._guard._rails import GuardRails, after_call, authorize_call
+from trioexec._guard._after import after_call
+from trioexec._guard._rails import GuardRails, authorize_call
 from trioexec._hooks._config import HookInput, HookSet
 from trioexec._hooks._output import HookBlockingError, HookOutput
 from trioexec._models import ToolResult

@@ -18,9 +18,9 @@ from ._core._concurrency import DEFAULT_MAX_CONCURRENCY as DEFAULT_MAX_CONCURREN
 from ._core._partition import partition_tool_calls as partition_tool_calls
 from ._core._timeouts import ToolTimeouts as ToolTimeouts
 from ._core._update_channel import UpdateReceiveChannel as UpdateReceiveChannel
-from ._guard._rails import PostToolUseVerdict as PostToolUseVerdict
+from ._guard._after import PostToolUseVerdict as PostToolUseVerdict
+from ._guard._after import after_call as after_call
 from ._guard._rails import PreToolUseVerdict as PreToolUseVerdict
-from ._guard._rails import after_call as after_call
 from ._guard._rails import authorize_call as authorize_call
 from ._models import Batch as Batch
 from ._process import ProcessResult as ProcessResult

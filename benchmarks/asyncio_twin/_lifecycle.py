@@ -43,21 +43,18 @@ from trioexec._core._events import CallEvent
 from trioexec._core._lifecycle import _answered, _still_safe, _tool_permission_only, _with_post
 from trioexec._core._solo import SoloLock
 from trioexec._core._timeouts import resolve_limits
+from trioexec._guard._after import _NOTHING_AFTER, PostToolUseVerdict
 from trioexec._guard._chain import decide_permission, unanswered_ask
 from trioexec._guard._file_access import denial_before_validation
-from trioexec._guard._rails import (
+from trioexec._guard._hook_input import (
     _NO_OUTCOME,
-    _NOTHING_AFTER,
-    PostToolUseVerdict,
-    PreToolUseVerdict,
-    _ask_application,
     _attachments,
     _hook_input,
     _if_matcher,
     _observable,
     _revalidate,
-    _stopped,
 )
+from trioexec._guard._rails import PreToolUseVerdict, _ask_application, _stopped
 from trioexec._hooks._config import CommandHook, HookEntry, HookEvent, HookInput
 from trioexec._hooks._output import HookBlockingError, HookOutput, HookResult, aggregate
 from trioexec._hooks._output import result_from_output as _result_from_output

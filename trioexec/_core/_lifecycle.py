@@ -27,9 +27,10 @@ from .._contract._permission_context import PermissionContext
 from .._contract._tool import CallContext, ContextModifier, Tool, ToolOutput
 from .._contract._validation import input_error_text, validate
 from .._groups import is_cancellation, split_cancelled
+from .._guard._after import PostToolUseVerdict, after_call
 from .._guard._chain import decide_permission, unanswered_ask
 from .._guard._file_access import denial_before_validation, path_access_of
-from .._guard._rails import GuardRails, PostToolUseVerdict, after_call, authorize_call
+from .._guard._rails import GuardRails, authorize_call
 from .._hooks._background import BackgroundHooks
 from .._models import Attachment, ResultUpdate, ToolResult, ToolUse
 from .._results._persist import (

@@ -1,10 +1,11 @@
-"""Guard rails around one call: PreToolUse hooks and permission before, PostToolUse after.
+"""Guard rails around one call: GuardRails, PreToolUse hooks and the permission decision before it.
 
 :func:`authorize_call` is SPEC §4 steps 5-7: the tool's speculative permission
 check (if it has one) starts concurrently with the matching PreToolUse hooks;
 their answers combine (SPEC §5); then the permission chain decides (SPEC §6),
 asking the application's ``can_use_tool`` callback when the answer is "ask".
-:func:`after_call` is step 10: PostToolUse (or PostToolUseFailure) hooks.
+:func:`~trioexec._guard._after.after_call` is step 10: PostToolUse (or
+PostToolUseFailure) hooks.
 
 Both return verdicts with the records (:class:`~trioexec.Attachment`) that go
 with the call's result to the model: ``additional_context``,
@@ -17,7 +18,6 @@ import logging
 import math
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
@@ -26,11 +26,9 @@ import trio
 from .._contract._permission_context import (
     PermissionContext,
     PermissionModeName,
-    claude_code_mode_name,
 )
-from .._contract._rules import PermissionRule
-from .._contract._tool import CallContext, PermissionResult, is_mcp_tool
-from .._contract._validation import CompiledTool, compile_tool, input_error_text, validate
+from .._contract._tool import CallContext, PermissionResult
+from .._contract._validation import CompiledTool
 from .._groups import as_one_await
 from .._hooks._background import DEFAULT_ASYNC_HOOK_GRACE, AsyncHookMailbox, BackgroundHooks
 from .._hooks._config import (
@@ -46,28 +44,34 @@ from .._hooks._config import (
 from .._hooks._http import HttpHook
 from .._hooks._output import HookOutcome, HookResult, aggregate
 from .._misuse import check_callback
-from .._models import Attachment, JSONValue, content_to_api
+from .._models import Attachment, JSONValue
 from .._texts import (
     REJECT_MESSAGE,
     STOPPED_BY_HOOK,
-    STOPPED_BY_POST_TOOL_USE_HOOK,
     permission_denied_message,
     stopped_by_pre_tool_use_hook,
 )
 from ._chain import decide_permission, unanswered_ask
+from ._hook_input import (
+    _NO_OUTCOME,
+    _attachments,
+    _hook_input,
+    _if_matcher,
+    _observable,
+    _revalidate,
+)
 from ._sandbox import Sandbox
 from ._settings import SettingsSource, load_settings
 
 if TYPE_CHECKING:
+    from .._contract._rules import PermissionRule
     from .._contract._tool import Tool
-    from .._models import ToolResult, ToolUse
+    from .._models import ToolUse
 
 __all__ = [
     "CanUseTool",
     "GuardRails",
-    "PostToolUseVerdict",
     "PreToolUseVerdict",
-    "after_call",
     "authorize_call",
     "background_hooks",
 ]
@@ -286,26 +290,8 @@ class PreToolUseVerdict:
     parsed_input: object = attrs.field(default=None, eq=False)  # derived from ``input``
 
 
-@attrs.frozen
-class PostToolUseVerdict:
-    """The records PostToolUse / PostToolUseFailure hooks add after a call.
-
-    ``attachments`` holds ``additional_context``, ``hook_blocking_error`` and
-    ``hook_stopped_continuation`` records; the other fields are as in
-    :class:`PreToolUseVerdict`.
-    """
-
-    attachments: tuple[Attachment, ...] = ()
-    stop_reason: str | None = None
-    system_messages: tuple[str, ...] = ()
-    hook_errors: tuple[str, ...] = ()
-    updated_mcp_tool_output: JSONValue = None
-    """For an MCP tool (``Tool.is_mcp``): the output a PostToolUse hook gave in
-    ``updatedMCPToolOutput``; the call's result is made from it instead."""
 
 
-_NO_OUTCOME = HookOutcome()
-_NOTHING_AFTER = PostToolUseVerdict()
 
 SpeculativeCheck: TypeAlias = Callable[[Any, "CallContext"], Awaitable[PermissionResult | None]]
 
@@ -442,44 +428,8 @@ def background_hooks(guard: GuardRails | None) -> BackgroundHooks | None:
     return BackgroundHooks(guard.async_hook_messages, guard.async_hook_grace)
 
 
-def _observable(
-    tool: Tool[Any], raw: Mapping[str, JSONValue], cwd: Path
-) -> Mapping[str, JSONValue]:
-    """The input hooks see (``Tool.observable_input``); the raw input if that fails."""
-    try:
-        return tool.observable_input(raw, cwd)
-    except Exception:
-        logger.warning("observable_input of %s failed", tool.name, exc_info=True)
-        return raw
 
 
-def _if_matcher(tool: Tool[Any], parsed_input: object, ctx: CallContext) -> Callable[[str], bool]:
-    """Whether a hook's ``if`` condition (permission-rule syntax) holds for this call.
-
-    As Claude Code matches it: the rule must name this tool; ``Tool`` alone
-    always holds; ``Tool(content)`` is matched like a deny rule (any part of
-    a compound command is enough), so ``Bash(git push:*)`` also fires for
-    ``ls && git push``.  A condition the tool cannot interpret (or that does
-    not parse) holds: the hook runs, failing safe.
-    """
-    names = (tool.name, *tool.aliases)
-
-    def holds(condition: str) -> bool:
-        try:
-            rule = PermissionRule.parse(condition)
-        except ValueError:
-            return True
-        if rule.tool_name not in names:
-            return False
-        if rule.content is None:
-            return True
-        try:
-            matched = tool.match_rule_content(rule.content, parsed_input, ctx, behavior="deny")
-        except Exception:
-            return True
-        return True if matched is None else bool(matched)
-
-    return holds
 
 
 def _check_grace(value: object) -> None:
@@ -602,132 +552,3 @@ async def _speculate(
         logger.warning("speculative permission check of %s failed", tool_name, exc_info=True)
         return None
     return result if isinstance(result, PermissionResult) else None
-
-
-async def after_call(
-    guard: GuardRails,
-    tool: Tool[Any],
-    tool_use: ToolUse,
-    tool_input: Mapping[str, JSONValue],
-    *,
-    response: ToolResult | None,
-    error: str | None = None,
-    is_interrupt: bool = False,
-    cwd: Path | None = None,
-    tool_response: JSONValue = None,
-    parsed_input: object = None,
-    background: BackgroundHooks | None = None,
-) -> PostToolUseVerdict:
-    """Run PostToolUse hooks (``response`` given) or PostToolUseFailure hooks (``error`` given).
-
-    Args:
-        guard: the hooks in force.
-        tool: the tool called.
-        tool_use: the call.
-        tool_input: the raw input the tool was called with.
-        response: the call's result.
-        error: the failure text when the call raised; selects PostToolUseFailure.
-        is_interrupt: for PostToolUseFailure: the failure was a user interrupt.
-        cwd: the hooks' working directory (default: the process's).
-        tool_response: the tool's output object (``Tool.tool_response``), sent
-            to hooks as ``tool_response``; None: ``response``'s content.
-        parsed_input: the validated input, for hooks' ``if`` conditions (None:
-            ``tool_input`` is validated again when a hook has one).
-        background: where the run starts ``async: true`` hooks (None: they
-            run in line, their answers ignored).
-
-    Raises:
-        ValueError: neither ``response`` nor ``error`` was given.
-
-    On cancellation the hooks are cancelled, their process groups killed, and
-    Cancelled propagates.
-    """
-    await trio.lowlevel.checkpoint()
-    if error is None and response is None:
-        raise ValueError("after_call needs a response or an error")
-    event: HookEvent = "PostToolUseFailure" if error is not None else "PostToolUse"
-    if not guard.hooks.entries:
-        return _NOTHING_AFTER
-    where = cwd if cwd is not None else Path.cwd()
-    ctx = CallContext(tool_use, cwd=where, permissions=guard.permissions)
-
-    def condition(text: str) -> bool:
-        parsed = parsed_input
-        if parsed is None:
-            parsed, problem = _revalidate(tool, tool_input)
-            if problem is not None:
-                return True  # cannot tell: the hook runs
-        return _if_matcher(tool, parsed, ctx)(text)
-
-    entries = guard.hooks.matching(event, tool.name, condition=condition)
-    if not entries:
-        return _NOTHING_AFTER
-    observed = _observable(tool, tool_input, where)
-    hook_input = _hook_input(guard, event, tool, tool_use, observed, str(where))
-    if error is not None:
-        hook_input = attrs.evolve(hook_input, error=error, is_interrupt=is_interrupt)
-    elif response is not None:
-        sent = tool_response if tool_response is not None else content_to_api(response.content)
-        hook_input = attrs.evolve(hook_input, tool_response=sent)
-    results = await run_hooks(entries, hook_input, cwd=where, background=background)
-    outcome = aggregate(results, event, tool.name)
-    stop_default = STOPPED_BY_POST_TOOL_USE_HOOK if event == "PostToolUse" else STOPPED_BY_HOOK
-    return PostToolUseVerdict(
-        guard.async_hook_messages.take(tool_use.id)
-        + _attachments(tool_use.id, outcome, f"{event}:{tool.name}", stop_default),
-        (outcome.stop_reason or stop_default) if outcome.prevent_continuation else None,
-        outcome.system_messages,
-        outcome.errors,
-        outcome.updated_mcp_tool_output if is_mcp_tool(tool) else None,
-    )
-
-
-def _hook_input(
-    guard: GuardRails,
-    event: HookEvent,
-    tool: Tool[Any],
-    tool_use: ToolUse,
-    tool_input: Mapping[str, JSONValue],
-    cwd: str,
-) -> HookInput:
-    return HookInput(
-        session_id=guard.session_id,
-        transcript_path=guard.transcript_path,
-        cwd=cwd,
-        permission_mode=claude_code_mode_name(guard.permissions.mode),
-        hook_event_name=event,
-        tool_name=tool.name,
-        tool_input=tool_input,
-        tool_use_id=tool_use.id,
-    )
-
-
-def _attachments(
-    tool_use_id: str, outcome: HookOutcome, hook_name: str, stop_default: str
-) -> tuple[Attachment, ...]:
-    """The records of one event's hooks; ``hook_name`` is ``{event}:{tool}``."""
-    if outcome is _NO_OUTCOME:
-        return ()
-    records = [
-        Attachment(tool_use_id, "additional_context", t, hook_name)
-        for t in outcome.additional_contexts
-    ]
-    records += [
-        Attachment(tool_use_id, "hook_blocking_error", t, hook_name, command)
-        for t, command in zip(outcome.blocking_errors, outcome.blocking_commands, strict=True)
-    ]
-    if outcome.prevent_continuation:
-        text = outcome.stop_reason or stop_default
-        records.append(Attachment(tool_use_id, "hook_stopped_continuation", text, hook_name))
-    return tuple(records)
-
-
-def _revalidate(
-    tool: CompiledTool | Tool[Any], raw: Mapping[str, JSONValue]
-) -> tuple[object, str | None]:
-    """Layers 1 and 2a for a replaced input: (parsed input, None) or (None, error text)."""
-    compiled = tool if isinstance(tool, CompiledTool) else compile_tool(tool)
-    parsed, issue = validate(compiled, raw)
-    if issue is not None:
-        return None, input_error_text(compiled.tool, issue)
-    return parsed, None
