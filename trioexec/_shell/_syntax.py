@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ._plain import read_plain
 from ._walk import HEREDOC_PARTS, LISTS, REDIRECTS, Reader, decode_ansi_c
 from ._words import Redirect, ShellAnalysis, SimpleCommand, Word
 
@@ -89,6 +90,9 @@ def analyse(command: str) -> ShellAnalysis:
         )
     if "\0" in command:
         return ShellAnalysis(command, unparsed=True)
+    plain = read_plain(command)  # the common shape, read without the grammar
+    if plain is not None:
+        return plain
     if len(command) > _SEPARATORS_CHECKED and _separators(command) > MAX_SEPARATORS:
         # The grammar parses a long pipeline slowly (about 2 µs a character): a line
         # with this many `|`, `;` and `&` has more commands than are read anyway.
