@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from trioexec._shell._carriers import CARRIERS, GIT_CARRIERS
 from trioexec._shell._syntax import analyse
 from trioexec._shell._views import _all_views, _plain_views, _runs_itself, _views
 
@@ -57,3 +61,30 @@ def test_a_line_of_such_commands_has_their_words_as_its_views_and_hands_on_no_sc
             assert plain == tuple(_all_views(analysis)), line
             short += 1
     assert short > 300
+
+
+_PROGRAMS = st.sampled_from(
+    [*CARRIERS, *(f"git {sub}" for sub in GIT_CARRIERS), "git status", "ls"]
+)
+_OPTION_WORDS = st.sampled_from(
+    [
+        *(f"--{name}" for carrier in CARRIERS.values() for name in carrier.long),
+        *(f"--{name}=x" for carrier in CARRIERS.values() for name in carrier.long),
+        *(f"-{letter}" for carrier in CARRIERS.values() for letter in carrier.short),
+        *(exact for carrier in CARRIERS.values() for exact in carrier.exact),
+        *(f"--{key}" for table in GIT_CARRIERS.values() for key in table if len(key) > 1),
+        *(f"-{key}x" for table in GIT_CARRIERS.values() for key in table if len(key) == 1),
+        "--pr", "--p", "--e", "--ex", "--", "-", "-n", "-la", "-vo", "-xO", "+x", "+!x",
+        "--oneline", "-10", "src", "x", "exec:rm", "run", "foreach", "-c", "alias.p=push",
+        "--upload", "-uP", "'$x'", "$x", "-$x",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_PROGRAMS, st.lists(_OPTION_WORDS, max_size=5))
+def test_a_carrier_said_to_run_only_itself_carries_nothing(program: str, words: list[str]) -> None:
+    line = " ".join([program, *words])
+    for command in analyse(line).commands:
+        if command.words and _runs_itself(command.words):
+            assert list(_views(command.words, command, 0)) == [command.words], line

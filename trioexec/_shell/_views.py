@@ -46,7 +46,7 @@ from ._syntax import ShellAnalysis, SimpleCommand, Word, analyse
 from ._writes import write_targets
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
 __all__ = [
     "UNSURE",
@@ -225,8 +225,9 @@ def _runs_itself(words: tuple[Word, ...]) -> bool:
     if text not in _SPECIAL_NAMES:
         return True
     if text in _OPTION_CARRIERS:
-        # a program whose options may carry one: with no option word, it runs itself
-        return all(w.static and w.text[:1] not in ("-", "+") for w in words[1:])
+        # a program whose options may carry one: none of its options does here
+        long, short, exact = _OPTION_CARRIERS[text]
+        return _carries_nothing(words, 1, long, short, exact)
     if text != "git":
         return False
     if len(words) == 1:
@@ -234,18 +235,61 @@ def _runs_itself(words: tuple[Word, ...]) -> bool:
     following = words[1]
     if not following.static or following.text.startswith("-"):
         return False
-    if following.text not in GIT_CARRIERS:
+    sub = following.text
+    if sub not in GIT_CARRIERS:
         return True
-    return following.text not in _GIT_RUNNING and all(
-        w.static and not w.text.startswith("-") for w in words[2:]
-    )
+    options = _GIT_OPTIONS.get(sub)
+    if options is None:  # it runs a program without an option, or reads `-c` settings
+        return sub not in _GIT_RUNNING and all(
+            w.static and not w.text.startswith("-") for w in words[2:]
+        )
+    return _carries_nothing(words, 2, options[0], options[1], {})
 
 
-_OPTION_CARRIERS = frozenset(CARRIERS) - {"socat", "hash", "tar"}
+def _carries_nothing(
+    words: tuple[Word, ...],
+    start: int,
+    long: tuple[str, ...],
+    short: frozenset[str],
+    exact: Mapping[str, object],
+) -> bool:
+    """Whether no word of ``words[start:]`` may be an option that carries a program (what
+    :func:`~._carriers.carried` and :func:`~._carriers.git_carried` look for, read more
+    broadly): every word static, none ``+...``, none an exact carrier, no long option
+    a prefix of a carrying one (``--pr`` is ``--pre``), no short cluster holding a
+    carrying letter."""
+    for index in range(start, len(words)):
+        word = words[index]
+        if not word.static:
+            return False
+        text = word.text
+        if text[:1] == "+" or text in exact:
+            return False
+        if text[:2] == "--":
+            given = text[2:].partition("=")[0]
+            if len(text) > 2 and any(option.startswith(given) for option in long):
+                return False
+        elif text[:1] == "-" and len(text) > 1 and not short.isdisjoint(text[1:]):
+            return False
+    return True
+
+
+_OPTION_CARRIERS = {
+    name: (tuple(carrier.long), frozenset(carrier.short), carrier.exact)
+    for name, carrier in CARRIERS.items()
+    if name not in ("socat", "hash", "tar")
+}
 """Programs that carry a program only in an option (``socat`` also in an address, ``tar``
-in its old-style first word)."""
+in its old-style first word), with those options (``ssh``'s ``-o`` among its letters)."""
 _GIT_RUNNING = frozenset(["bisect", "submodule", "config", "filter-branch"])
 """git subcommands that may run a program without an option (``git bisect run``)."""
+_GIT_OPTIONS = {
+    sub: (tuple(k for k in table if len(k) > 1), frozenset(k for k in table if len(k) == 1))
+    for sub, table in GIT_CARRIERS.items()
+    if sub not in _GIT_RUNNING and sub not in ("clone", "init", "fetch", "pull")
+}
+"""git subcommands whose options alone carry a program, with those options (long, short);
+``clone``, ``init``, ``fetch`` and ``pull`` also read ``-c`` settings."""
 
 
 def _assignment(word: Word, depth: int) -> Iterator[View]:
