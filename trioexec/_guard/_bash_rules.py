@@ -365,6 +365,8 @@ def _has_flag(flags: frozenset[str], wanted: str) -> bool:
 def _form_matches(rule: _Form, view: _ViewFacts, *, prefix: bool) -> bool:
     if view.name != rule.name:  # the form's name, read without building the form
         return False
+    if view.dynamic is None and rule.operands and rule.operands[0] not in view.text:
+        return False  # every operand is one of the view's words: `push` is not in `git status`
     form = view.form()
     if view.dynamic is not None:
         # A computed word may be any flags and operands: the known ones must fit.
