@@ -34,14 +34,16 @@ _MAX_OPERATORS = 64
 """Lines joining more commands are left to the grammar (it also bounds their depth)."""
 
 _PLAIN = r"A-Za-z0-9_./,:+%@~=\-"
-_TOKEN = re.compile(
-    rf"""(?P<blank>[ \t]+)
-       |(?P<op>&&|\|\||[|;])
-       |(?P<word>(?:[{_PLAIN}]|'[^'\x00-\x08\n-\x1f\x7f]*'|"[^"\\$`!\x00-\x08\n-\x1f\x7f]*")+)
+_TOKENS = re.compile(
+    rf"""[ \t]+
+       |&&|\|\||[|;]
+       |(?:[{_PLAIN}]|'[^'\x00-\x08\n-\x1f\x7f]*'|"[^"\\$`!\x00-\x08\n-\x1f\x7f]*")+
     """,
     re.VERBOSE,
 )
-_UNQUOTED = re.compile(rf"[{_PLAIN}]+")
+"""A blank run, an operator or a word: the tokens of a plain line (anything else is
+skipped by ``findall``, which the caller notices)."""
+_QUOTE = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _LINE_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:+%@~=- \t|&;"
 """Every character of a plain line without quotes (``bytes.translate`` deleting them
 leaves nothing)."""
@@ -50,7 +52,6 @@ _NAME = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./+-]*")
 """A command name read here: ``@``, ``%``, ``,``, ``:`` and ``~`` are left to the grammar,
 which reads some of them (``a@``, ``coproc%``) as other tokens in that place; nor a
 name starting with ``-`` or ``+`` (``- a@`` does not parse)."""
-_QUOTED = re.compile(rf"[{_PLAIN}]+|'([^']*)'|\"([^\"]*)\"")
 _NOT_A_NAME = frozenset(
     [
         # reserved words (bash's and the grammar's)
@@ -96,49 +97,36 @@ def read_plain(command: str) -> ShellAnalysis | None:
 
 
 def _read_quoted(command: str) -> ShellAnalysis | None:
-    """:func:`read_plain` of a line with quotes: token by token."""
-    match = _TOKEN.match
-    size = len(command)
-    position = 0
+    """:func:`read_plain` of a line with quotes: its tokens, found in one pass."""
+    tokens = _TOKENS.findall(command)
+    if sum(map(len, tokens)) != len(command):
+        return None  # a character the plain shape does not allow (findall skipped it)
+    if len(tokens) > 8 * _MAX_OPERATORS:
+        return None
     commands: list[SimpleCommand] = []
     words: list[Word] = []
-    start = end = 0
-    operators = 0
-    while position < size:
-        token = match(command, position)
-        if token is None:
-            return None  # a character the plain shape does not allow
-        kind = token.lastgroup
-        position = token.end()
-        if kind == "word":
-            raw = token.group()
-            if not words:
-                start = token.start()
-                if not _NAME.fullmatch(raw) or _KEYWORD.match(raw):
-                    return None  # a reserved word, or what the grammar may split off
-            elif raw[0] == "=":
-                return None  # `==`, `=~`: the grammar reads a test operator there
-            end = position
-            words.append(_word(raw))
-        elif kind == "op":
+    start = end = position = 0
+    for token in tokens:
+        first = token[0]
+        if first == " " or first == "\t":
+            pass
+        elif first in "|&;":
             if not words:
                 return None  # an operator with no command before it
-            operators += 1
-            if operators > _MAX_OPERATORS:
-                return None
             commands.append(SimpleCommand(tuple(words), (), (), command[start:end], False))
             words = []
-    if not words:
+        else:
+            if not words:
+                start = position
+                if not _NAME.fullmatch(token) or _KEYWORD.match(token):
+                    return None  # a reserved word, or what the grammar may split off
+            elif first == "=":
+                return None  # `==`, `=~`: the grammar reads a test operator there
+            end = position + len(token)
+            quoted = "'" in token or '"' in token
+            words.append(Word(_QUOTE.sub(r"\1\2", token), token) if quoted else Word(token, token))
+        position += len(token)
+    if not words or len(commands) > _MAX_OPERATORS:
         return None  # nothing at all, or a line ending in an operator
     commands.append(SimpleCommand(tuple(words), (), (), command[start:end], False))
     return ShellAnalysis(command, tuple(commands))
-
-
-def _word(raw: str) -> Word:
-    if _UNQUOTED.fullmatch(raw):
-        return Word(raw, raw)
-    parts: list[str] = []
-    for piece in _QUOTED.finditer(raw):
-        single, double = piece.group(1), piece.group(2)
-        parts.append(single if single is not None else double if double is not None else piece[0])
-    return Word("".join(parts), raw)
