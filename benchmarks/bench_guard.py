@@ -14,10 +14,12 @@ command), best of R runs:
 
 Then the real ``BashTool`` (its own check resolves paths) over ten typical,
 distinct commands, with every cache of the shell analysis cleared before each
-call (``fresh``: a first sight of the command) or kept (``cached``), median of
-all calls, with the seven rules other than ``Read`` and with all eight (a
-``Read`` deny rule makes Bash look at every path a command names and walk the
-directories among them: in place up to 64 paths, else in a worker thread);
+call (``fresh``: a first sight of the command), or each line made new by blanks
+after it with nothing cleared (``new line``: a first sight with the caches full,
+as late in a long session), or kept (``cached``), median of all calls, with the
+seven rules other than ``Read`` and with all eight (a ``Read`` deny rule makes
+Bash look at every path a command names and walk the directories among them: in
+place up to 64 paths, else in a worker thread);
 and the read-only classifier alone per command, uncached.
 The targets: a Bash permission decision within 50 µs, the classifier within
 15 µs.
@@ -159,20 +161,35 @@ def _shell_caches() -> list[Any]:
     return found
 
 
-async def bash_decision(guard: GuardRails, rounds: int, *, fresh: bool) -> float:
-    """Median seconds per authorize_call of the real BashTool over TYPICAL."""
+def _made_new(command: str, serial: int) -> str:
+    """``command`` with blanks after it that spell ``serial``: the same command to the
+    shell and to every rule, a line no cache has seen."""
+    return command + " " + format(serial, "b").replace("0", " ").replace("1", "\t")
+
+
+async def bash_decision(guard: GuardRails, rounds: int, *, mode: str) -> float:
+    """Median seconds per authorize_call of the real BashTool over TYPICAL.
+
+    ``mode``: ``fresh`` clears every per-command cache before each call; ``new``
+    clears nothing but makes each line new (:func:`_made_new`), so the caches fill
+    and evict as in a long session; ``cached`` repeats the same lines.
+    """
     tool = BashTool()
     with tempfile.TemporaryDirectory() as folder:
         cwd = Path(folder)
         (cwd / "src").mkdir()
         (cwd / "README.md").write_text("TODO\n")
         samples: list[float] = []
+        serial = 0
         for _ in range(rounds):
             for command in TYPICAL:
+                serial += 1
+                if mode == "new":
+                    command = _made_new(command, serial)
                 tool_use = ToolUse("toolu_1", "Bash", {"command": command})
                 parsed = tool.input_type(command)  # type: ignore[misc]
                 ctx = CallContext(tool_use, cwd=cwd, permissions=guard.permissions)
-                if fresh:
+                if mode == "fresh":
                     clear_shell_caches()
                 start = time.perf_counter()
                 verdict = await authorize_call(guard, tool, tool_use, parsed, ctx)
@@ -324,14 +341,15 @@ def main() -> None:
                 }
             }
             rounds = max(1, args.calls // 200)
-            for label, settings, fresh in (
-                ("Bash, fresh", no_read_deny, True),
-                ("Bash, cached", no_read_deny, False),
-                ("Bash + Read deny, fresh", RULES, True),
-                ("Bash + Read deny, cached", RULES, False),
+            for label, settings, mode in (
+                ("Bash, fresh", no_read_deny, "fresh"),
+                ("Bash, new line", no_read_deny, "new"),
+                ("Bash, cached", no_read_deny, "cached"),
+                ("Bash + Read deny, fresh", RULES, "fresh"),
+                ("Bash + Read deny, cached", RULES, "cached"),
             ):
                 guard = GuardRails.from_settings(settings)
-                median = await bash_decision(guard, rounds, fresh=fresh)
+                median = await bash_decision(guard, rounds, mode=mode)
                 figures[label] = median
                 print(f"{label:<24}{median * 1e6:8.1f} µs median  ({rounds * len(TYPICAL)} calls)")
             median = classifier(rounds)
