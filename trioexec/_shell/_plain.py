@@ -43,7 +43,8 @@ _TOKENS = re.compile(
 )
 """A blank run, an operator or a word: the tokens of a plain line (anything else is
 skipped by ``findall``, which the caller notices)."""
-_QUOTE = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+_PIECES = re.compile(r"([^'\"]+)|'([^']*)'|\"([^\"]*)\"")
+"""An unquoted run, a single-quoted string or a double-quoted one (no escapes inside)."""
 _LINE_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:+%@~=- \t|&;"
 """Every character of a plain line without quotes (``bytes.translate`` deleting them
 leaves nothing)."""
@@ -123,10 +124,20 @@ def _read_quoted(command: str) -> ShellAnalysis | None:
             elif first == "=":
                 return None  # `==`, `=~`: the grammar reads a test operator there
             end = position + len(token)
-            quoted = "'" in token or '"' in token
-            words.append(Word(_QUOTE.sub(r"\1\2", token), token) if quoted else Word(token, token))
+            words.append(Word(_unquoted(token), token))
         position += len(token)
     if not words or len(commands) > _MAX_OPERATORS:
         return None  # nothing at all, or a line ending in an operator
     commands.append(SimpleCommand(tuple(words), (), (), command[start:end], False))
     return ShellAnalysis(command, tuple(commands))
+
+
+def _unquoted(token: str) -> str:
+    """A plain word's value: its quotes removed (neither kind holds its own quote, and
+    a double-quoted string here holds no ``$``, backtick or backslash)."""
+    single, double = "'" in token, '"' in token
+    if not double:
+        return token.replace("'", "") if single else token
+    if not single:
+        return token.replace('"', "")
+    return "".join([a + b + c for a, b, c in _PIECES.findall(token)])
