@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from trioexec._shell._carriers import CARRIERS, GIT_CARRIERS
 from trioexec._shell._syntax import analyse
-from trioexec._shell._views import _all_views, _plain_views, _runs_itself, _views
+from trioexec._shell._itself import runs_itself
+from trioexec._shell._views import _all_views, _plain_views, _views
 
 CORPUS = json.loads(
     (Path(__file__).parent / "data" / "shell_corpus.json").read_text(encoding="utf-8")
@@ -39,7 +40,7 @@ def test_a_command_said_to_run_only_itself_has_no_other_view() -> None:
     checked = 0
     for line in LINES:
         for command in analyse(line).commands:
-            if command.words and _runs_itself(command.words):
+            if command.words and runs_itself(command.words):
                 assert list(_views(command.words, command, 0)) == [command.words], line
                 checked += 1
     assert checked > 500  # the short cut covers most commands of the corpus
@@ -49,7 +50,7 @@ def test_wrappers_shells_and_git_global_options_are_never_short_cut() -> None:
     for line in ("git -C sub push", "sudo rm x", "bash -c 'rm x'", "/bin/rm x", "$x rm",
                  "find . -exec rm {} +", "env rm x", "git $x push"):  # fmt: skip
         words = analyse(line).commands[0].words
-        assert not _runs_itself(words), line
+        assert not runs_itself(words), line
 
 
 def test_a_line_of_such_commands_has_their_words_as_its_views_and_hands_on_no_script() -> None:
@@ -86,5 +87,5 @@ _OPTION_WORDS = st.sampled_from(
 def test_a_carrier_said_to_run_only_itself_carries_nothing(program: str, words: list[str]) -> None:
     line = " ".join([program, *words])
     for command in analyse(line).commands:
-        if command.words and _runs_itself(command.words):
+        if command.words and runs_itself(command.words):
             assert list(_views(command.words, command, 0)) == [command.words], line

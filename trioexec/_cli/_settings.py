@@ -132,7 +132,6 @@ def check_settings(files: list[Path], *, tools: str | None = None) -> int:
     return 1 if problems else 0
 
 
-
 def load_tools(spec: str) -> list[Tool[Any]]:
     """The tools ``module:attr`` names: a tool, an iterable of tools, or a ToolRegistry.
 
@@ -169,7 +168,6 @@ def load_tools(spec: str) -> list[Tool[Any]]:
         f"--tools {spec}: expected a tool, a list of tools or a ToolRegistry, "
         f"got {type(value).__name__}"
     )
-
 
 
 def _sandbox_in_force(settings: Settings) -> dict[str, object]:

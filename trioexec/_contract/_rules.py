@@ -1,8 +1,8 @@
 """Permission rule syntax as Claude Code writes it: ``Tool`` or ``Tool(content)``.
 
 What ``content`` means depends on the tool: a shell command pattern for
-``Bash`` (:mod:`._bash_rules`, read through :mod:`._shell_syntax`), a
-gitignore-style path pattern for the file tools (:mod:`._path_rules`).  Pure:
+``Bash`` (:mod:`.._guard._bash_rules`, read through :mod:`.._shell._syntax`), a
+gitignore-style path pattern for the file tools (:mod:`.._guard._path_rules`).  Pure:
 no I/O, no trio.
 """
 

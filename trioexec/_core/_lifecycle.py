@@ -180,14 +180,12 @@ async def run_call(run: RunForCall, call: Call, _in_own_scope: bool = False) -> 
             return
         guard = env.guard
         state = call.context_at_start
-        ctx = (
-            CallContext(  # hot path: docs/performance.md#positional
-                tool_use,
-                {} if state is None else state,
-                env.cwd,
-                env.session_dir,
-                None if guard is None else guard.permissions,
-            )
+        ctx = CallContext(  # hot path: docs/performance.md#positional
+            tool_use,
+            {} if state is None else state,
+            env.cwd,
+            env.session_dir,
+            None if guard is None else guard.permissions,
         )
         if guard is not None:  # no guard: no permission rules, so no deny rule to match
             denial = denial_before_validation(tool, parsed, ctx)

@@ -290,9 +290,6 @@ class PreToolUseVerdict:
     parsed_input: object = attrs.field(default=None, eq=False)  # derived from ``input``
 
 
-
-
-
 SpeculativeCheck: TypeAlias = Callable[[Any, "CallContext"], Awaitable[PermissionResult | None]]
 
 
@@ -426,10 +423,6 @@ def background_hooks(guard: GuardRails | None) -> BackgroundHooks | None:
     if guard is None or not any(entry.run_async for entry in guard.hooks.entries):
         return None
     return BackgroundHooks(guard.async_hook_messages, guard.async_hook_grace)
-
-
-
-
 
 
 def _check_grace(value: object) -> None:

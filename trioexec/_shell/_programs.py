@@ -1,4 +1,4 @@
-"""What known programs do with their words: the tables :mod:`._shell_commands` reads.
+"""What known programs do with their words: the tables :mod:`._views` reads.
 
 Which commands run another command after their own options (and how those
 options are read), which are shells, which run code the line does not show,

@@ -15,8 +15,8 @@ error anywhere makes the whole line ``unparsed`` (bash runs the lines before a
 syntax error, so no part of such a line can be trusted).
 
 Pure functions, no trio.  The grammar is loaded on first use, so importing
-trioexec does not pay for it.  The values live in :mod:`._shell_words`, the
-tree walk in :mod:`._shell_reader`.
+trioexec does not pay for it.  The values live in :mod:`._words`, the
+tree walk in :mod:`._walk`.
 """
 
 from __future__ import annotations

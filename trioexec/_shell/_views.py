@@ -11,20 +11,20 @@ are matched against every view.
 :func:`runs_other_commands` says whether a command hands (part of) its words
 to another program or to a shell, and :func:`write_targets` which files a
 command is known to write (``tee FILE``, ``sort -o FILE``, ``sed -i``...).
-Pure functions over :mod:`._shell_syntax` values.
+Pure functions over :mod:`._syntax` values.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from typing import TYPE_CHECKING
 
-from ._carriers import CARRIERS, GIT_CARRIERS, Carried, carried, git_carried
+from ._arithmetic import hides_code_in_strings
+from ._carriers import CARRIERS, Carried, carried, git_carried
+from ._itself import runs_itself
 from ._programs import (
     ALWAYS_UNSURE,
     APPENDS_ARGUMENTS,
-    ARITHMETIC_COMMANDS,
     CHANGES_WHAT_RUNS,
     DECLARATIONS,
     FIND_RUNS,
@@ -46,7 +46,7 @@ from ._syntax import ShellAnalysis, SimpleCommand, Word, analyse
 from ._writes import write_targets
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterator, Sequence
 
 __all__ = [
     "UNSURE",
@@ -163,13 +163,13 @@ def _plain_views(analysis: ShellAnalysis) -> tuple[View, ...] | None:
             return None
         words = command.words
         if words:
-            if not _runs_itself(words):
+            if not runs_itself(words):
                 return None
             views.append(words)
     for redirect in analysis.redirects:
         if redirect.operator in ("<<", "<<-"):
             return None
-    if _hides_code_in_strings(analysis):
+    if hides_code_in_strings(analysis):
         return None
     return tuple(views)
 
@@ -177,14 +177,14 @@ def _plain_views(analysis: ShellAnalysis) -> tuple[View, ...] | None:
 def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
     if analysis.unparsed:
         yield UNSURE
-    if _hides_code_in_strings(analysis):
+    if hides_code_in_strings(analysis):
         yield UNSURE
     for command in analysis.commands:
         for assignment in command.assignments:
             yield from _assignment(assignment, 0)
         words = command.words
         if words:
-            if _runs_itself(words):
+            if runs_itself(words):
                 yield words  # what _views gives such a command: itself, and nothing else
             else:
                 yield from _views(words, command, 0)
@@ -196,100 +196,6 @@ def _all_views(analysis: ShellAnalysis) -> Iterator[View]:
                 inner = analyse(line)
                 for command in () if inner.unparsed else inner.commands:
                     yield from _views(command.words, command, _MAX_DEPTH - 2)
-
-
-_SPECIAL_NAMES = frozenset(
-    [
-        *DECLARATIONS,
-        *ALWAYS_UNSURE,
-        *SHELLS,
-        *SCRIPT_FIRST_OPERAND,
-        "find",
-        "git",
-        *OPAQUE_WRAPPERS,
-        *WRAPPERS,
-        *CARRIERS,
-        "!",
-    ]
-)
-"""Every command name :func:`_views` reads further than its words."""
-
-
-def _runs_itself(words: tuple[Word, ...]) -> bool:
-    """Whether :func:`_views` of ``words`` is ``words`` alone: a plain command name (known,
-    no ``/``) that hands nothing on, or ``git`` with no global option."""
-    name = words[0]
-    text = name.text
-    if not name.static or name.expands or name.ansi_c or not text or "/" in text:
-        return False
-    if text not in _SPECIAL_NAMES:
-        return True
-    if text in _OPTION_CARRIERS:
-        # a program whose options may carry one: none of its options does here
-        long, short, exact = _OPTION_CARRIERS[text]
-        return _carries_nothing(words, 1, long, short, exact)
-    if text != "git":
-        return False
-    if len(words) == 1:
-        return True
-    following = words[1]
-    if not following.static or following.text.startswith("-"):
-        return False
-    sub = following.text
-    if sub not in GIT_CARRIERS:
-        return True
-    options = _GIT_OPTIONS.get(sub)
-    if options is None:  # it runs a program without an option, or reads `-c` settings
-        return sub not in _GIT_RUNNING and all(
-            w.static and not w.text.startswith("-") for w in words[2:]
-        )
-    return _carries_nothing(words, 2, options[0], options[1], {})
-
-
-def _carries_nothing(
-    words: tuple[Word, ...],
-    start: int,
-    long: tuple[str, ...],
-    short: frozenset[str],
-    exact: Mapping[str, object],
-) -> bool:
-    """Whether no word of ``words[start:]`` may be an option that carries a program (what
-    :func:`~._carriers.carried` and :func:`~._carriers.git_carried` look for, read more
-    broadly): every word static, none ``+...``, none an exact carrier, no long option
-    a prefix of a carrying one (``--pr`` is ``--pre``), no short cluster holding a
-    carrying letter."""
-    for index in range(start, len(words)):
-        word = words[index]
-        if not word.static:
-            return False
-        text = word.text
-        if text[:1] == "+" or text in exact:
-            return False
-        if text[:2] == "--":
-            given = text[2:].partition("=")[0]
-            if len(text) > 2 and any(option.startswith(given) for option in long):
-                return False
-        elif text[:1] == "-" and len(text) > 1 and not short.isdisjoint(text[1:]):
-            return False
-    return True
-
-
-_OPTION_CARRIERS = {
-    name: (tuple(carrier.long), frozenset(carrier.short), carrier.exact)
-    for name, carrier in CARRIERS.items()
-    if name not in ("socat", "hash", "tar")
-}
-"""Programs that carry a program only in an option (``socat`` also in an address, ``tar``
-in its old-style first word), with those options (``ssh``'s ``-o`` among its letters)."""
-_GIT_RUNNING = frozenset(["bisect", "submodule", "config", "filter-branch"])
-"""git subcommands that may run a program without an option (``git bisect run``)."""
-_GIT_OPTIONS = {
-    sub: (tuple(k for k in table if len(k) > 1), frozenset(k for k in table if len(k) == 1))
-    for sub, table in GIT_CARRIERS.items()
-    if sub not in _GIT_RUNNING and sub not in ("clone", "init", "fetch", "pull")
-}
-"""git subcommands whose options alone carry a program, with those options (long, short);
-``clone``, ``init``, ``fetch`` and ``pull`` also read ``-c`` settings."""
 
 
 def _assignment(word: Word, depth: int) -> Iterator[View]:
@@ -428,7 +334,7 @@ def _script(word: Word | str, depth: int) -> Iterator[View]:
         return
     inner = analyse(word)
     yield (_SCRIPT, Word(word, word))
-    if inner.unparsed or _hides_code_in_strings(inner):
+    if inner.unparsed or hides_code_in_strings(inner):
         yield UNSURE
     for command in inner.commands:
         if command.words:
@@ -681,42 +587,3 @@ def _git_config(setting: str, depth: int) -> Iterator[View]:
         yield from _script(value[1:], depth)
     elif not key.startswith(GIT_SAFE_CONFIG):
         yield UNSURE
-
-
-_ARITHMETIC_CONTEXTS = frozenset(["arithmetic", "subscript", "conditional expression"])
-_CODE = re.compile(r"\$\((?!\()|`|\$\{")
-"""A command substitution (not ``$((``, arithmetic), a backtick or a parameter expansion."""
-_ARITHMETIC_ONLY = re.compile(r"\$\(\([^`$]*\)\)")
-"""A value that is one arithmetic expansion over names and numbers: a number."""
-_READS_VALUES = frozenset(["read", "mapfile", "readarray", "getopts"])
-"""Commands that give a variable a value the line does not show."""
-
-
-def _hides_code_in_strings(analysis: ShellAnalysis) -> bool:
-    """Code the shell may run through arithmetic evaluation, where the line shows it only
-    as data.  An arithmetic context (``(( ))``, ``$(( ))``, ``for ((...))``, ``[[ -eq ]]``,
-    an array subscript, ``${!x}``, ``${s:i}``, ``let``, ``test -v``...) evaluates a
-    variable's value as an expression, and ``a[$(cmd)]`` in it runs ``cmd``: so a quoted
-    ``$(...)``, backtick or ``${`` anywhere in the line, or a value the line does not show
-    (``read``, ``mapfile``, a substitution, a computed assignment), is unsure."""
-    unmodelled = analysis.unmodelled
-    if not unmodelled or _ARITHMETIC_CONTEXTS.isdisjoint(unmodelled):
-        for c in analysis.commands:
-            if c.words and c.words[0].text in ARITHMETIC_COMMANDS:
-                break
-        else:
-            return False
-    if "substitution" in unmodelled:
-        return True  # its output may be a variable's value, or evaluated in place
-    for c in analysis.commands:
-        if c.words and c.words[0].text in _READS_VALUES:
-            return True
-        for w in c.assignments:
-            if _CODE.search(w.text):
-                return True
-            if not w.static and not _ARITHMETIC_ONLY.fullmatch(w.raw.partition("=")[2]):
-                return True  # `n=$((n+1))` holds a number; any other computed value may not
-        for w in c.words:
-            if _CODE.search(w.text) or ("=" in w.text and not w.static):
-                return True
-    return False

@@ -1,4 +1,4 @@
-"""The one walk over a bash syntax tree that builds a :class:`~._shell_words.ShellAnalysis`.
+"""The one walk over a bash syntax tree that builds a :class:`~._words.ShellAnalysis`.
 
 :class:`Reader` visits each node once, in source order: statements and lists,
 compound commands (whose bodies it reads as nested), simple commands with
@@ -419,7 +419,7 @@ class Reader:
                 if not operator:
                     operator = child.type
                     if operator == ">>" and self.source(child) == "<>":
-                        operator = "<>"  # read as `>>` (see _shell_syntax._analyse)
+                        operator = "<>"  # read as `>>` (see _syntax._analyse)
             elif child.type == "heredoc_start":
                 quoted = any(c in self.source(child) for c in "'\"\\")
             elif child.type == "heredoc_body":

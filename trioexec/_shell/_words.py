@@ -2,7 +2,7 @@
 
 :class:`ShellAnalysis` holds every :class:`SimpleCommand` a line may run, each
 with its :class:`Word` s (after quote removal) and :class:`Redirect` s.  Built
-by the tree walk in :mod:`._shell_reader`, read through
+by the tree walk in :mod:`._walk`, read through
 :func:`trioexec._shell._syntax.analyse`.  Pure values, no trio, no parser.
 """
 

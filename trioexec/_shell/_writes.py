@@ -1,6 +1,6 @@
 """The files a shell command is known to write: ``tee F``, ``sort -o F``, ``sed -i``...
 
-Pure functions over :mod:`._shell_syntax` words.  A target the analysis cannot
+Pure functions over :mod:`._syntax` words.  A target the analysis cannot
 read is returned as a word that is not ``static``; callers treat it as any
 path.
 """
