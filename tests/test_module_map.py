@@ -29,3 +29,20 @@ def test_the_module_map_describes_each_module_by_its_docstrings_first_line() -> 
         text = (PACKAGE / found.group(1)).read_text(encoding="utf-8")
         # The first words of the description are the module docstring's own.
         assert found.group(2).split("`")[0][:20].strip("`") in text, found.group(1)
+
+
+def test_every_relative_module_reference_in_a_docstring_names_a_module_that_exists() -> None:
+    stale = []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for found in re.finditer(
+            r":(?:mod|func|class|data|meth|attr):`~?(\.+)([A-Za-z_]\w*)", text
+        ):
+            base = path.parent
+            for _ in range(len(found.group(1)) - 1):
+                base = base.parent
+            name = found.group(2)
+            if not (base / f"{name}.py").exists() and not (base / name).is_dir():
+                line = text.count("\n", 0, found.start()) + 1
+                stale.append(f"{path.relative_to(ROOT)}:{line}: {found.group(0)}")
+    assert stale == []
