@@ -1,4 +1,4 @@
-"""What a command may run (``_shell_commands``): the short cut for a command running itself."""
+"""What a command may run (``_shell._views``): the short cut for a command running itself."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trioexec._shell._carriers import CARRIERS, GIT_CARRIERS
-from trioexec._shell._syntax import analyse
 from trioexec._shell._itself import runs_itself
+from trioexec._shell._syntax import analyse
 from trioexec._shell._views import _all_views, _plain_views, _views
 
 CORPUS = json.loads(
