@@ -29,7 +29,7 @@ from messages_server import (
 )
 
 from trioexec import ToolRegistry, ToolUse
-from trioexec._cli._agent import _Display
+from trioexec._cli._agent_terminal import Display
 from trioexec._cli._main import main
 from trioexec.anthropic import FailedAttempt
 from trioexec.tools import default_tools
@@ -380,7 +380,7 @@ async def test_the_first_ctrl_c_interrupts_the_turn_and_the_second_aborts_it(
 def test_the_terminal_says_what_became_of_each_call_of_a_discarded_attempt() -> None:
     """Under a Claude Code preset (``stream_failure="retry"``) each call's fate is one line."""
     out, err = io.StringIO(), io.StringIO()
-    display = _Display(out, err, quiet=False)
+    display = Display(out, err, quiet=False)
     calls = [
         ToolUse("toolu_1", "Bash", {"command": "echo ran >> ran.log"}),
         ToolUse("toolu_2", "Bash", {"command": "sleep 30"}),

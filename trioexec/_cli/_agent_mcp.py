@@ -17,6 +17,8 @@ import sys
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
+from ._agent_terminal import is_terminal
+
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Sequence
     from pathlib import Path
@@ -75,7 +77,7 @@ class McpApproval:
         if self.enable_all or server.name in self.enabled:
             return True
         what = server.url or " ".join([server.command or "", *server.args])
-        if not _is_terminal(self._stdin):
+        if not is_terminal(self._stdin):
             print(
                 f"trioexec agent: MCP server {server.name!r} of .mcp.json ({what}) not started: "
                 "no setting approves it (enabledMcpjsonServers, or --approve-mcp "
@@ -153,10 +155,3 @@ def _names(value: object) -> set[str]:
     if not isinstance(value, list):
         return set()
     return {item for item in value if isinstance(item, str)}
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False

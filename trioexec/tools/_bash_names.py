@@ -1,8 +1,9 @@
 """What a Bash line names, read from its text alone.
 
-What it reads and how, what it writes, where it moves.  Each fact follows from the one shell analysis (:func:`~.._shell._syntax.analyse`,
-with the scripts the line hands to a shell) and the tables of what programs do,
-so it is kept per command, worked out when first needed.  Nothing here looks at
+What it reads and how, what it writes, where it moves.  Each fact follows from
+the one shell analysis (:func:`~.._shell._syntax.analyse`, with the scripts the
+line hands to a shell) and the tables of what programs do, so it is kept per
+command, worked out when first needed.  Nothing here looks at
 the disk: :mod:`._bash_paths` looks at what these names are, afresh on each call.
 """
 
