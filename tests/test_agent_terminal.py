@@ -12,20 +12,17 @@ import contextlib
 import json
 import os
 import shlex
-import shutil
 import sys
-import uuid
 from typing import TYPE_CHECKING, Any
 
 import pytest
-import trio
 from messages_server import MessagesServer, response, text, tool_use
+from tmux_pane import TMUX, Pane, open_pane
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
-TMUX = shutil.which("tmux")
 pytestmark = [
     pytest.mark.skipif(TMUX is None, reason="tmux is not installed"),
     pytest.mark.filterwarnings(
@@ -33,44 +30,9 @@ pytestmark = [
     ),
 ]
 
-POLL = 0.05
-TIMEOUT = 60.0
-
-
-class Pane:
-    """A tmux server of its own with one window running one command."""
-
-    def __init__(self, server: str) -> None:
-        self.server = server
-
-    async def tmux(self, *args: str) -> str:
-        assert TMUX is not None
-        done = await trio.run_process(
-            [TMUX, "-L", self.server, "-f", os.devnull, *args],
-            capture_stdout=True,
-            capture_stderr=True,
-        )
-        return done.stdout.decode("utf-8", errors="replace")
-
-    async def screen(self) -> str:
-        return await self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "agent")
-
-    async def wait_for(self, ready: Callable[[str], bool]) -> str:
-        with trio.fail_after(TIMEOUT):
-            while True:
-                screen = await self.screen()
-                if ready(screen):
-                    return screen
-                await trio.sleep(POLL)
-
-    async def ctrl_c(self) -> None:
-        await self.tmux("send-keys", "-t", "agent", "C-c")
-
 
 @contextlib.asynccontextmanager
-async def agent_pane(
-    server: MessagesServer, tmp_path: Path, *args: str
-) -> AsyncIterator[Pane]:
+async def agent_pane(server: MessagesServer, tmp_path: Path, *args: str) -> AsyncIterator[Pane]:
     """``trioexec agent --cwd tmp_path ARGS`` in a terminal; ``EXIT=<status>`` printed after."""
     env = {
         "LANG": "C.UTF-8",
@@ -82,13 +44,8 @@ async def agent_pane(
     assignments = " ".join(f"{key}={shlex.quote(value)}" for key, value in env.items())
     agent = shlex.join([sys.executable, "-m", "trioexec", "agent", "--cwd", str(tmp_path), *args])
     command = f'env -u ANTHROPIC_AUTH_TOKEN {assignments} {agent}; echo "EXIT=$?"; sleep 600'
-    pane = Pane(f"trioexec-agent-test-{uuid.uuid4().hex[:12]}")
-    await pane.tmux("new-session", "-d", "-s", "agent", "-x", "200", "-y", "50", command)
-    try:
+    async with open_pane(command, window="agent", width=200, height=50) as pane:
         yield pane
-    finally:
-        with trio.CancelScope(shield=True):
-            await pane.tmux("kill-server")
 
 
 def exited(screen: str) -> bool:
@@ -108,9 +65,9 @@ async def test_ctrl_c_at_a_question_answers_no_and_says_so(tmp_path: Path) -> No
     )
     with MessagesServer([turn_1, response(text(0, "Understood."))]) as server:
         async with agent_pane(server, tmp_path, "--settings", settings, "go") as pane:
-            await pane.wait_for(lambda screen: "Allow Bash(touch made)? [y/N]" in screen)
+            await pane.wait_for_history(lambda screen: "Allow Bash(touch made)? [y/N]" in screen)
             await pane.ctrl_c()
-            screen = await pane.wait_for(exited)
+            screen = await pane.wait_for_history(exited)
     # (the terminal echoes the key as ^C)
     assert (
         "Allow Bash(touch made)? [y/N] ^Cno  [Ctrl-C answered no; Ctrl-C again interrupts the "
@@ -130,11 +87,11 @@ async def test_ctrl_c_during_bash_names_what_runs_on_and_a_second_stops_it(tmp_p
     )
     with MessagesServer([turn_1]) as server:
         async with agent_pane(server, tmp_path, "go") as pane:
-            await pane.wait_for(lambda screen: "▶ Bash(sleep 30)" in screen)
+            await pane.wait_for_history(lambda screen: "▶ Bash(sleep 30)" in screen)
             await pane.ctrl_c()
-            await pane.wait_for(lambda screen: "Ctrl-C again stops everything]" in screen)
+            await pane.wait_for_history(lambda screen: "Ctrl-C again stops everything]" in screen)
             await pane.ctrl_c()
-            screen = await pane.wait_for(exited)
+            screen = await pane.wait_for_history(exited)
     lines = screen.splitlines()
     first = lines.index(
         "[interrupting the turn: nothing new starts; still running: Bash(sleep 30). "
@@ -162,11 +119,11 @@ async def test_a_running_hook_is_shown_as_the_hook_and_ctrl_c_names_it(tmp_path:
     turn_1 = response(tool_use(0, "toolu_echo", "Bash", {"command": "echo hi"}))
     with MessagesServer([turn_1]) as server:
         async with agent_pane(server, tmp_path, "--settings", settings, "go") as pane:
-            shown = await pane.wait_for(lambda screen: "⚙ PreToolUse hook of" in screen)
+            shown = await pane.wait_for_history(lambda screen: "⚙ PreToolUse hook of" in screen)
             await pane.ctrl_c()
-            await pane.wait_for(lambda screen: "Ctrl-C again stops everything]" in screen)
+            await pane.wait_for_history(lambda screen: "Ctrl-C again stops everything]" in screen)
             await pane.ctrl_c()
-            screen = await pane.wait_for(exited)
+            screen = await pane.wait_for_history(exited)
     assert "  ⚙ PreToolUse hook of Bash(echo hi): sleep 30" in shown
     assert "▶ Bash(echo hi)" not in screen  # the tool itself never ran
     assert (

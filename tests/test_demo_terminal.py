@@ -1,4 +1,4 @@
-"""``trioexec demo`` on a real terminal: tmux runs it, capture-pane reads the screen.
+"""``trioexec demo`` on a real terminal (:mod:`tmux_pane`): what the screen shows.
 
 Skipped where tmux is missing (``.ci/run`` installs it).  Real time: a real
 program runs, and the screen is read every few tens of milliseconds.
@@ -6,83 +6,20 @@ program runs, and the screen is read every few tens of milliseconds.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shlex
-import shutil
 import sys
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
-import trio
+from tmux_pane import TMUX, open_pane
 
-if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
-
-TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
-
-POLL = 0.05
-TIMEOUT = 60.0
-
-
-class Pane:
-    """A tmux server of its own with one window running one command."""
-
-    def __init__(self, server: str) -> None:
-        self.server = server
-
-    async def tmux(self, *args: str) -> str:
-        assert TMUX is not None
-        done = await trio.run_process(
-            [TMUX, "-L", self.server, "-f", os.devnull, *args],
-            capture_stdout=True,
-            capture_stderr=True,
-        )
-        return done.stdout.decode("utf-8", errors="replace")
-
-    async def screen(self) -> list[str]:
-        """The visible rows, wrapped rows joined back into the lines they are (``-J``)."""
-        text = await self.tmux("capture-pane", "-p", "-J", "-t", "demo")
-        return [line.rstrip() for line in text.splitlines()]
-
-    async def history(self) -> str:
-        return await self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "demo")
-
-    async def wait_for(
-        self, ready: Callable[[list[str]], bool], seen: list[list[str]] | None = None
-    ) -> list[str]:
-        with trio.fail_after(TIMEOUT):
-            while True:
-                rows = await self.screen()
-                if seen is not None:
-                    seen.append(rows)
-                if ready(rows):
-                    return rows
-                await trio.sleep(POLL)
 
 
 def demo_command(marker: str) -> str:
     python = shlex.quote(sys.executable)
-    return (
-        f"env LANG=C.UTF-8 {marker} {python} -m trioexec demo; "
-        'echo "EXIT=$?"; sleep 600'
-    )
-
-
-@contextlib.asynccontextmanager
-async def open_pane(command: str, *, width: int, height: int) -> AsyncIterator[Pane]:
-    pane = Pane(f"trioexec-test-{uuid.uuid4().hex[:12]}")
-    await pane.tmux(
-        "new-session", "-d", "-s", "demo", "-x", str(width), "-y", str(height), command
-    )
-    try:
-        yield pane
-    finally:
-        with trio.CancelScope(shield=True):
-            await pane.tmux("kill-server")
+    return f'env LANG=C.UTF-8 {marker} {python} -m trioexec demo; echo "EXIT=$?"; sleep 600'
 
 
 @pytest.fixture
@@ -126,8 +63,8 @@ def marked_processes(marker: str) -> list[int]:
 
 async def test_the_demo_fits_an_80_by_24_terminal_at_every_moment(marker: str) -> None:
     seen: list[list[str]] = []
-    async with open_pane(demo_command(marker), width=80, height=24) as pane:
-        final = await pane.wait_for(exited, seen)
+    async with open_pane(demo_command(marker), window="demo", width=80, height=24) as pane:
+        final = await pane.wait_for_rows(exited, seen)
         assert "EXIT=0" in final
         assert any("Every tool_use got exactly one tool_result" in row for row in final)
         history = await pane.history()
@@ -140,10 +77,10 @@ async def test_the_demo_fits_an_80_by_24_terminal_at_every_moment(marker: str) -
 
 
 async def test_ctrl_c_exits_130_with_one_line_and_leaves_nothing_running(marker: str) -> None:
-    async with open_pane(demo_command(marker), width=80, height=24) as pane:
-        await pane.wait_for(sleeping)
+    async with open_pane(demo_command(marker), window="demo", width=80, height=24) as pane:
+        await pane.wait_for_rows(sleeping)
         await pane.tmux("send-keys", "-t", "demo", "C-c")
-        final = await pane.wait_for(exited)
+        final = await pane.wait_for_rows(exited)
         history = await pane.history()
         assert "EXIT=130" in final
         assert history.count("trioexec demo: interrupted") == 1
@@ -155,10 +92,10 @@ async def test_ctrl_c_exits_130_with_one_line_and_leaves_nothing_running(marker:
 
 async def test_a_resize_mid_run_redraws_at_the_new_width(marker: str) -> None:
     seen: list[list[str]] = []
-    async with open_pane(demo_command(marker), width=100, height=30) as pane:
-        await pane.wait_for(lambda rows: any(r.startswith("━━ turn 2") for r in rows))
+    async with open_pane(demo_command(marker), window="demo", width=100, height=30) as pane:
+        await pane.wait_for_rows(lambda rows: any(r.startswith("━━ turn 2") for r in rows))
         await pane.tmux("resize-window", "-t", "demo", "-x", "60", "-y", "30")
-        final = await pane.wait_for(exited, seen)
+        final = await pane.wait_for_rows(exited, seen)
     assert "EXIT=0" in final
     after = final[next(i for i, r in enumerate(final) if r.startswith("  turn 2 tool_results")) :]
     assert overlong(after, 60) == []
