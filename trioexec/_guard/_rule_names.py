@@ -19,6 +19,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from .._hooks._settings import suggestion
+from ._permissions_section import CLAUDE_CODE_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable
@@ -53,8 +54,6 @@ def unknown_rule_names(permissions: PermissionContext, names: Collection[str]) -
     you mean 'deploy'?); the rule applies to nothing``.  Claude Code's tool
     names and ``mcp__`` rules of a server with a tool in ``names`` are not reported.
     """
-    from ._settings import CLAUDE_CODE_TOOLS
-
     known = sorted(names)
     lines = []
     for behavior in ("allow", "ask", "deny"):

@@ -28,18 +28,25 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, TypeAlias
 
 import attrs
 
-from .._contract._permission_context import PermissionContext, PermissionMode, mode_from_name
+from .._contract._permission_context import PermissionContext, PermissionMode
 from .._contract._rules import PermissionRule
 from .._errors import ConfigurationError
 from .._hooks._config import HookSet
 from .._hooks._http import HttpHook, url_allowed
 from .._hooks._settings import suggestion
+from ._permissions_section import (
+    AUTO_MODE_NOTE,
+    CLAUDE_CODE_TOOLS,
+    PERMISSION_KEYS,
+    read_mode,
+    read_rules,
+)
 from ._sandbox._settings import SandboxSettings, parse_sandbox
 
 __all__ = [
@@ -56,8 +63,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("trioexec.settings")
-
-_Report: TypeAlias = Callable[[str, str], None]
 
 SettingsScope: TypeAlias = Literal["user", "project", "local", "managed", "other"]
 
@@ -95,43 +100,6 @@ MANAGED_SETTINGS_DIR = (
 )
 """Where managed (organisation) settings live: Claude Code's ``getManagedFilePath``."""
 
-CLAUDE_CODE_TOOLS = (
-    "Agent",
-    "AskUserQuestion",
-    "Bash",
-    "BashOutput",
-    "Edit",
-    "ExitPlanMode",
-    "Glob",
-    "Grep",
-    "KillBash",
-    "KillShell",
-    "LS",
-    "MultiEdit",
-    "NotebookEdit",
-    "NotebookRead",
-    "Read",
-    "Skill",
-    "SlashCommand",
-    "Task",
-    "TodoWrite",
-    "WebFetch",
-    "WebSearch",
-    "Write",
-)
-"""Claude Code's tool names: a rule naming a near miss of one gets a warning."""
-
-_PATH_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Glob", "Grep"})
-_PERMISSION_KEYS = (
-    "allow",
-    "ask",
-    "deny",
-    "defaultMode",
-    "additionalDirectories",
-    "disableBypassPermissionsMode",
-    "disableAutoMode",
-)
-_CLAUDE_CODE_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto")
 _TOP_LEVEL_KEYS = (
     "$schema",
     "additionalDirectories",
@@ -419,15 +387,15 @@ def _load_one(
         if not isinstance(section, Mapping):
             raise ConfigurationError(f"{name}: permissions: expected an object")
         for key in section:
-            if key not in _PERMISSION_KEYS:
-                hint = suggestion(key, _PERMISSION_KEYS)
+            if key not in PERMISSION_KEYS:
+                hint = suggestion(key, PERMISSION_KEYS)
                 report(f"permissions.{key}", f"unknown key{hint}; it is ignored")
         root = _user_root(source) if scope == "user" else None
         for behavior, into in (("allow", merge.allow), ("ask", merge.ask), ("deny", merge.deny)):
-            for rule in _rules(section, behavior, name, report, root):
+            for rule in read_rules(section, behavior, name, report, root):
                 if rule not in into:
                     into.append(rule)
-        merge.mode = _mode(section, name, report) or merge.mode
+        merge.mode = read_mode(section, name, report) or merge.mode
     if "allowedHttpHookUrls" in data:  # arrays merge across sources
         urls = merge.http_urls = merge.http_urls or []
         urls += _strings(data["allowedHttpHookUrls"], name, "allowedHttpHookUrls")
@@ -539,98 +507,3 @@ def _read_json(path: str | os.PathLike[str]) -> Mapping[str, object]:
     if not isinstance(data, dict):
         raise ConfigurationError(f"{name}: expected a JSON object at the top level")
     return data
-
-
-def _rules(
-    section: Mapping[str, object],
-    behavior: str,
-    name: str,
-    report: _Report,
-    user_root: Path | None,
-) -> list[PermissionRule]:
-    raw = section.get(behavior)
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise ConfigurationError(f"{name}: permissions.{behavior}: expected a list of rules")
-    rules = []
-    for index, text in enumerate(raw):
-        field = f"permissions.{behavior}[{index}]"
-        if not isinstance(text, str):
-            raise ConfigurationError(
-                f"{name}: {field}: expected a string, got {type(text).__name__}"
-            )
-        try:
-            rule = PermissionRule.parse(text)
-        except ValueError as exc:
-            raise ConfigurationError(f"{name}: {field}: {exc}") from None
-        _check_tool_name(rule, text, field, report)
-        rules.append(_rooted(rule, user_root))
-    return rules
-
-
-def _check_tool_name(rule: PermissionRule, text: str, field: str, report: _Report) -> None:
-    """Warn when a rule names a near miss of a Claude Code tool (``bash``, ``Bsah``).
-
-    A name far from every Claude Code tool is taken as one of the
-    application's own tools (trioexec cannot know them when reading a file).
-    """
-    tool = rule.tool_name
-    if tool in CLAUDE_CODE_TOOLS or tool.startswith("mcp__"):
-        return
-    hint = suggestion(tool, CLAUDE_CODE_TOOLS)
-    if hint:
-        report(field, f"rule {text!r} names no Claude Code tool{hint}; it matches no call of one")
-
-
-def _rooted(rule: PermissionRule, user_root: Path | None) -> PermissionRule:
-    """A user-settings path rule ``Read(/x/**)`` as ``Read(//home/me/.claude/x/**)``.
-
-    Claude Code roots a leading ``/`` at the settings file's root: the
-    working directory for project, local and managed settings, ``~/.claude``
-    for user settings.  ``//`` (the file system root) and ``~/`` keep their meaning.
-    """
-    content = rule.content
-    if (
-        user_root is None
-        or content is None
-        or rule.tool_name not in _PATH_TOOLS
-        or not content.startswith("/")
-        or content.startswith("//")
-    ):
-        return rule
-    return PermissionRule(rule.tool_name, "/" + os.path.join(os.fspath(user_root), content[1:]))
-
-
-AUTO_MODE_NOTE = (
-    "'auto' needs Claude Code's classifier, which trioexec does not have: it acts as "
-    "'acceptEdits', and a call that would ask goes to can_use_tool (denied without one)"
-)
-"""The problem reported for ``defaultMode: "auto"``: the mode loads, and says what it does."""
-
-
-def _mode(section: Mapping[str, object], name: str, report: _Report) -> PermissionMode | None:
-    """The source's mode; a Claude Code mode trioexec does not have falls back to ``default``.
-
-    Refusing such a mode would break settings files that work in Claude
-    Code; ``default`` is the mode that grants nothing by itself.
-    """
-    raw = section.get("defaultMode")
-    if raw is None:
-        return None
-    if not isinstance(raw, str):
-        raise ConfigurationError(
-            f"{name}: permissions.defaultMode: expected a string, got {type(raw).__name__}"
-        )
-    mode = mode_from_name(raw)
-    if mode == "auto":
-        report("permissions.defaultMode", AUTO_MODE_NOTE)
-    if mode is None:
-        if raw in _CLAUDE_CODE_MODES:
-            problem = f"{raw!r} is not supported by trioexec; using 'default'"
-        else:
-            hint = suggestion(raw, _CLAUDE_CODE_MODES)
-            problem = f"unknown mode {raw!r}{hint}; using 'default'"
-        report("permissions.defaultMode", problem)
-        return "default"
-    return mode
