@@ -114,6 +114,7 @@ def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) 
         if line == content:
             return True
     if behavior != "allow":
+        first_words = _rule_first_words(contents) if starts else None
         for view in line_views(command):
             first = view[0]
             if view is UNSURE or not first.static or first.expands:
@@ -122,6 +123,15 @@ def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) 
                 text = first.text
                 raw = first.raw or text
                 name = text.rpartition("/")[2] or text
+                if (
+                    first_words is not None
+                    and text
+                    and raw
+                    and text[0] not in first_words[0]
+                    and raw[0] not in first_words[0]
+                    and name not in first_words[1]
+                ):
+                    continue  # no literal starts as this word does, no form has its name
                 candidates = []
                 for _, rule in rules:
                     # _may_match (a prefix or exact rule, a known command name) holds only
@@ -187,6 +197,19 @@ def _rules_of(contents: tuple[str, ...]) -> tuple[tuple[tuple[str, _Rule], ...],
     whether views may be sorted out by their first word (no wildcard rule among them)."""
     rules = tuple((c.strip(), _rule(c.strip())) for c in contents)
     return rules, all(rule.kind != "wildcard" for _, rule in rules)
+
+
+@functools.lru_cache(maxsize=256)
+def _rule_first_words(contents: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What a view's first word must share with one of these rules to be a candidate: the
+    first letter of a rule's literal, or a rule's form's name (None: a rule with an empty
+    literal, which every first word shares)."""
+    rules = _rules_of(contents)[0]
+    heads = frozenset(rule.literal[:1] for _, rule in rules)
+    if "" in heads:
+        return None
+    names = frozenset(rule.form.name for _, rule in rules if rule.form is not None)
+    return heads, names
 
 
 class _ViewFacts:
