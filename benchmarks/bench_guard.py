@@ -32,6 +32,11 @@ named), and lines of 100,000 characters of several shapes (16,000 pipes,
 here-doc, one quoted word), the slowest of each.  The documented bound: every
 line up to 100,000 characters decided within one second on this machine.
 
+``--instructions`` counts instructions per first-sight decision of a new typical
+line under valgrind's callgrind instead (with ``--baseline``, of both trees): a
+figure free of machine noise, for small changes; it does not see cache misses or
+the kernel's time.
+
 ``--baseline TREE`` runs this same script against another checkout of the
 package (``PYTHONPATH=TREE``) and this one, alternately, ``--repeat`` times,
 and prints each figure before and after with their ratio (medians of the runs),
@@ -44,6 +49,8 @@ import argparse
 import contextlib
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -265,6 +272,60 @@ async def bounds(guard: GuardRails) -> dict[str, float]:
     return figures
 
 
+_COLLECTED = re.compile(rb"Collected : (\d+)")
+
+
+async def decide_new_lines(rounds: int) -> None:
+    """``rounds`` rounds of first-sight decisions of new typical lines (``new line``), after
+    as many warm-up rounds: the process :func:`instructions` counts."""
+    settings = {
+        "permissions": {
+            **RULES["permissions"],
+            "deny": [r for r in RULES["permissions"]["deny"] if not r.startswith("Read")],
+        }
+    }
+    guard = GuardRails.from_settings(settings)
+    tool = BashTool()
+    with tempfile.TemporaryDirectory() as folder:
+        cwd = Path(folder)
+        (cwd / "src").mkdir()
+        (cwd / "README.md").write_text("TODO\n")
+        serial = 0
+        for _ in range(rounds + 20):
+            for command in TYPICAL:
+                serial += 1
+                line = _made_new(command, serial)
+                tool_use = ToolUse("toolu_1", "Bash", {"command": line})
+                parsed = tool.input_type(line)  # type: ignore[misc]
+                ctx = CallContext(tool_use, cwd=cwd, permissions=guard.permissions)
+                verdict = await authorize_call(guard, tool, tool_use, parsed, ctx)
+                assert verdict.allowed, (line, verdict.message)
+
+
+def instructions(tree: str | None = None) -> float:
+    """Instructions per first-sight decision of a new typical line, counted by callgrind
+    (``PYTHONHASHSEED=0``): two runs of 30 and 130 rounds, their difference per decision,
+    so start-up and warm-up cancel out.  Free of machine noise (two runs agree to a few
+    hundredths of a percent), blind to cache misses and to the kernel's time."""
+    counts = []
+    for rounds in (30, 130):
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        if tree is not None:
+            env["PYTHONPATH"] = tree
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+             sys.executable, __file__, "--decide-new", str(rounds)],
+            env=env, capture_output=True, check=False,
+        )  # fmt: skip
+        found = _COLLECTED.search(done.stderr)
+        if done.returncode != 0 or found is None:
+            raise SystemExit(
+                f"valgrind run failed:\n{done.stderr.decode(errors='replace')[-2000:]}"
+            )
+        counts.append(int(found[1]))
+    return (counts[1] - counts[0]) / (100 * len(TYPICAL))
+
+
 def _shown(seconds: float) -> str:
     return f"{seconds * 1e6:8.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:8.2f} ms"
 
@@ -295,7 +356,27 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", help="another checkout to measure side by side")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per first-sight decision instead (needs valgrind)",
+    )
+    parser.add_argument("--decide-new", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.decide_new is not None:
+        trio.run(decide_new_lines, args.decide_new)
+        return
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            raise SystemExit("--instructions counts with valgrind: it is not on the PATH")
+        here = str(Path(__file__).resolve().parent.parent)
+        after = instructions(here)
+        line = f"{'instructions per first-sight decision (new line)':<52}{after:>12,.0f}"
+        if args.baseline:
+            before = instructions(args.baseline)
+            line += f"  before {before:,.0f}  after/before {after / before:.3f}x"
+        print(line)
+        return
     if args.baseline:
         extra = ["--calls", str(args.calls), "--command-calls", str(args.command_calls)]
         compare(args.baseline, args.repeat, extra)
