@@ -89,6 +89,8 @@ def test_typical_lines_are_read_plain_and_as_the_grammar_reads_them(command: str
         "a@ x",
         "- a@",
         "'ls' x",  # a quoted command name is left to the grammar
+        'git " "push origin',  # the grammar reads `" "` as empty
+        'echo x"\t"y',
         "echo é",
         "ls " + "x" * MAX_PLAIN,
         " && ".join(["ls"] * 100),  # more operators than read here
@@ -109,6 +111,7 @@ _PIECES = st.sampled_from(
         "#", "a#b", "\\x", "$x", "*", "?", "&", "|", "&&", "||", ";", ";;", "|&", ">", "<",
         "2>&1", "\t", " ", "\n", "é", "'$(x)'", '"`x`"', "'a|b'", '"a;b"', "x''", "a'b'c",
         "'", '"', "HEAD~1", "'*.py'", "{a,b}", "1", ".", "..", ":", ",", "%", "+",
+        '" "', '"\t"', '"  "', '" a "',
     ]
 )  # fmt: skip
 
@@ -121,6 +124,7 @@ _PIECES = st.sampled_from(
 @example(["-", "a@"], [" ", ""])
 @example(["for", "'a b'"], ["", ""])
 @example(["coproc", "%"], ["", ""])
+@example(["git", '" "', "push"], [" ", "", ""])
 def test_a_line_read_plain_is_read_as_the_grammar_reads_it(
     pieces: list[str], separators: list[str]
 ) -> None:

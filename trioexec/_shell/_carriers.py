@@ -64,6 +64,9 @@ def _c(long: str, *, kind: Kind = "script") -> Carrier:
     return Carrier(dict.fromkeys(long.split(), kind))
 
 
+_VIM = Carrier({"cmd": "unsure"}, {"c": "unsure", "S": "unsure", "u": "unsure"}, {"+": "unsure"})
+"""vim's: ``-c``/``--cmd``/``+cmd`` run an Ex command, ``-S``/``-u`` read a file of them."""
+
 CARRIERS: dict[str, Carrier] = {
     "rg": _c("pre hostname-bin", kind="program"),
     "sort": _c("compress-program", kind="program"),
@@ -78,17 +81,18 @@ CARRIERS: dict[str, Carrier] = {
                    {"P": "script", "H": "program"}),
     "split": _c("filter"),
     "rsync": Carrier({"rsh": "script"}, {"e": "script"}),
-    "scp": Carrier({}, {"S": "program", "o": "unsure"}),
-    "sftp": Carrier({}, {"S": "program", "D": "program", "o": "unsure"}),
-    "ssh": Carrier({}, {"o": "unsure"}),
+    "scp": Carrier({}, {"S": "program", "o": "unsure", "F": "unsure"}),
+    "sftp": Carrier({}, {"S": "program", "D": "program", "o": "unsure", "F": "unsure"}),
+    "ssh": Carrier({}, {"o": "unsure", "F": "unsure"}),
     "socat": Carrier(prefixes={"exec:": "script", "system:": "script"}),
-    "vim": Carrier({"cmd": "unsure"}, {"c": "unsure", "S": "unsure"}, {"+": "unsure"}),
-    "vi": Carrier({"cmd": "unsure"}, {"c": "unsure", "S": "unsure"}, {"+": "unsure"}),
-    "nvim": Carrier({"cmd": "unsure"}, {"c": "unsure", "S": "unsure"}, {"+": "unsure"}),
-    "ex": Carrier({"cmd": "unsure"}, {"c": "unsure", "S": "unsure"}, {"+": "unsure"}),
+    "vim": _VIM,
+    "vi": _VIM,
+    "nvim": _VIM,
+    "ex": _VIM,
     "gdb": Carrier({"ex": "unsure", "eval-command": "unsure", "x": "unsure",
-                    "command": "unsure"}, {}, {"-ex": "unsure", "-iex": "unsure",
-                                               "-x": "unsure", "-ix": "unsure"}),
+                    "command": "unsure", "init-eval-command": "unsure",
+                    "init-command": "unsure", "iex": "unsure", "ix": "unsure"}, {},
+                   {"-ex": "unsure", "-iex": "unsure", "-x": "unsure", "-ix": "unsure"}),
     "tcpdump": Carrier({}, {"z": "program"}),
     "less": Carrier({}, {}, {"+!": "unsure"}),
     "hash": Carrier(),  # read by _views: `hash -p PATH NAME` binds NAME
@@ -139,6 +143,12 @@ def carried(name: str, view: Sequence[Word]) -> Iterator[Carried]:
             continue
         if text == "--":
             break
+        if word.expands and text[:1] in ("-", "+"):
+            yield "unsure", (word,)  # `--p*` may be any option once expanded
+            continue
+        if name == "gdb" and text[:1] == "-" and text[1:2] != "-" and len(text) > 2:
+            text = "-" + text  # gdb reads `-eval-command=X` as `--eval-command=X`
+            view = (*view[:index], Word(text, static=True), *view[index + 1 :])
         kind = carrier.exact.get(text)
         if kind is not None:
             yield kind, (view[index + 1] if index + 1 < len(view) else _ANY,)
@@ -254,7 +264,12 @@ dashes -> what its value is; one letter: a short option)."""
 def git_subcommand(view: Sequence[Word]) -> int | None:
     """The index of the subcommand in ``view`` (``git`` with its global options removed,
     as :mod:`._views` yields it), or None."""
-    if len(view) > 1 and view[1].static and not view[1].text.startswith("-"):
+    if (
+        len(view) > 1
+        and view[1].static
+        and not view[1].expands
+        and not view[1].text.startswith("-")
+    ):
         return 1
     return None
 

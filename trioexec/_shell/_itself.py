@@ -68,7 +68,7 @@ def runs_itself(words: tuple[Word, ...]) -> bool:
     if len(words) == 1:
         return True
     following = words[1]
-    if not following.static or following.text.startswith("-"):
+    if not following.static or following.expands or following.text.startswith("-"):
         return False
     sub = following.text
     if sub not in GIT_CARRIERS:
@@ -95,8 +95,8 @@ def _carries_nothing(
     carrying letter."""
     for index in range(start, len(words)):
         word = words[index]
-        if not word.static:
-            return False
+        if not word.static or word.expands:
+            return False  # computed, or a glob that may expand to any option
         text = word.text
         if text[:1] == "+" or text in exact:
             return False
@@ -112,10 +112,11 @@ def _carries_nothing(
 _OPTION_CARRIERS = {
     name: (tuple(carrier.long), frozenset(carrier.short), carrier.exact)
     for name, carrier in CARRIERS.items()
-    if name not in ("socat", "hash", "tar")
+    if name not in ("socat", "hash", "tar", "gdb")
 }
 """Programs that carry a program only in an option (``socat`` also in an address, ``tar``
-in its old-style first word), with those options (``ssh``'s ``-o`` among its letters)."""
+in its old-style first word, ``gdb`` in long options spelt with one dash), with those
+options (``ssh``'s ``-o`` among its letters)."""
 _GIT_RUNNING = frozenset(["bisect", "submodule", "config", "filter-branch"])
 """git subcommands that may run a program without an option (``git bisect run``)."""
 _GIT_OPTIONS = {

@@ -16,8 +16,9 @@ grammar takes ``==`` and ``=~`` for test operators); a command's first word
 unquoted, without ``=`` (an assignment), and neither a reserved word nor a
 declaration builtin (the grammar reads those as other nodes, and splits
 ``for'x'`` in two); ASCII only; a bounded size, so a line past the analysis's
-limits is never read here.  A test reads every line of the corpus and many
-generated ones both ways and requires the same analysis, field by field.
+limits is never read here; nor a double-quoted string of blanks alone (the grammar
+reads ``" "`` as empty).  A test reads every line of the corpus and many generated
+ones both ways and requires the same analysis, field by field.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ _TOKENS = re.compile(
 skipped by ``findall``, which the caller notices)."""
 _PIECES = re.compile(r"([^'\"]+)|'([^']*)'|\"([^\"]*)\"")
 """An unquoted run, a single-quoted string or a double-quoted one (no escapes inside)."""
+_BLANK_STRING = re.compile(r'"[ \t]+"')
+"""A double-quoted string of blanks alone, which the grammar reads as empty (bash keeps the
+blanks): such a line is left to the grammar, so this reading never differs from it."""
 _LINE_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:+%@~=- \t|&;"
 """Every character of a plain line without quotes (``bytes.translate`` deleting them
 leaves nothing)."""
@@ -123,6 +127,8 @@ def _read_quoted(command: str) -> ShellAnalysis | None:
                     return None  # a reserved word, or what the grammar may split off
             elif first == "=":
                 return None  # `==`, `=~`: the grammar reads a test operator there
+            if '"' in token and _BLANK_STRING.search(token):
+                return None  # the grammar drops what `" "` holds: left to it, as it reads
             end = position + len(token)
             words.append(Word(_unquoted(token), token))
         position += len(token)

@@ -576,6 +576,8 @@ def _git(view: View, command: SimpleCommand, depth: int) -> Iterator[View]:
             return
         else:
             break
+    if i < len(view) and view[i].expands:
+        yield UNSURE  # `git p*sh`: the subcommand is whatever the glob expands to
     if i > 1:
         yield (view[0], *view[i:])
 
