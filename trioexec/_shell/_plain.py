@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from ._walk import PLAIN_BYTES
 from ._words import ShellAnalysis, SimpleCommand, Word
 
 __all__ = ["MAX_PLAIN", "read_plain"]
@@ -34,7 +35,8 @@ MAX_PLAIN = 2_000
 _MAX_OPERATORS = 64
 """Lines joining more commands are left to the grammar (it also bounds their depth)."""
 
-_PLAIN = r"A-Za-z0-9_./,:+%@~=\-"
+_PLAIN = re.escape((PLAIN_BYTES + b"=").decode())
+"""The characters of an unquoted word: the tree walk's plain ones and ``=``."""
 _TOKENS = re.compile(
     rf"""[ \t]+
        |&&|\|\||[|;]
@@ -49,7 +51,7 @@ _PIECES = re.compile(r"([^'\"]+)|'([^']*)'|\"([^\"]*)\"")
 _BLANK_STRING = re.compile(r'"[ \t]+"')
 """A double-quoted string of blanks alone, which the grammar reads as empty (bash keeps the
 blanks): such a line is left to the grammar, so this reading never differs from it."""
-_LINE_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:+%@~=- \t|&;"
+_LINE_BYTES = PLAIN_BYTES + b"= \t|&;"
 """Every character of a plain line without quotes (``bytes.translate`` deleting them
 leaves nothing)."""
 _OPERATOR = re.compile(r"(&&|\|\||[|;])")
@@ -90,9 +92,8 @@ def read_plain(command: str) -> ShellAnalysis | None:
         if not text:
             return None  # an operator with no command before or after it
         words = text.split()
-        name = words[0]
-        if not _NAME.fullmatch(name) or _KEYWORD.match(name):
-            return None  # a reserved word, or what the grammar may split off
+        if not _read_as_a_name(words[0]):
+            return None
         if "=" in text and any(word[0] == "=" for word in words):
             return None  # `==`, `=~`: the grammar reads a test operator there
         commands.append(
@@ -123,8 +124,8 @@ def _read_quoted(command: str) -> ShellAnalysis | None:
         else:
             if not words:
                 start = position
-                if not _NAME.fullmatch(token) or _KEYWORD.match(token):
-                    return None  # a reserved word, or what the grammar may split off
+                if not _read_as_a_name(token):
+                    return None
             elif first == "=":
                 return None  # `==`, `=~`: the grammar reads a test operator there
             if '"' in token and _BLANK_STRING.search(token):
@@ -136,6 +137,12 @@ def _read_quoted(command: str) -> ShellAnalysis | None:
         return None  # nothing at all, or a line ending in an operator
     commands.append(SimpleCommand(tuple(words), (), (), command[start:end], False))
     return ShellAnalysis(command, tuple(commands))
+
+
+def _read_as_a_name(word: str) -> bool:
+    """Whether the grammar reads ``word``, first in a command, as its plain name: not a
+    reserved word or declaration builtin, nothing it may split off or read otherwise."""
+    return _NAME.fullmatch(word) is not None and _KEYWORD.match(word) is None
 
 
 def _unquoted(token: str) -> str:

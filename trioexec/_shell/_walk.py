@@ -22,7 +22,7 @@ from ._words import Redirect, SimpleCommand, Word
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-__all__ = ["HEREDOC_PARTS", "LISTS", "REDIRECTS", "Reader", "decode_ansi_c"]
+__all__ = ["HEREDOC_PARTS", "LISTS", "PLAIN_BYTES", "REDIRECTS", "Reader", "decode_ansi_c"]
 
 LISTS = frozenset(["program", "list", "pipeline"])
 _COMPOUND = {
@@ -88,11 +88,11 @@ _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _DOUBLE_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _CLASS = re.compile(r"\[.*\]")
 _SPECIAL = frozenset("\\*?[{`$\n")
-_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:+%@~-"
+PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./,:+%@~-"
 """A word spelt only with these holds no quote, expansion, glob, brace, assignment,
 redirection or comment: its text is its value (``bytes.translate`` deleting them
 leaves nothing; cheaper than a regular expression)."""
-_PLAIN_OR_BLANK = _PLAIN_BYTES + b" \t"
+_PLAIN_OR_BLANK = PLAIN_BYTES + b" \t"
 
 
 def _hides_substitution(text: str) -> bool:
@@ -286,7 +286,7 @@ class Reader:
         for index, child in enumerate(children):
             first, last = child.start_byte, child.end_byte
             span = data[first:last]
-            if span and not span.translate(None, _PLAIN_BYTES):  # a plain word, whatever its node
+            if span and not span.translate(None, PLAIN_BYTES):  # a plain word, whatever its node
                 text = span.decode("ascii")
                 words.append(Word(text, text))
                 if start is None:
