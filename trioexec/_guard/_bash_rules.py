@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import attrs
 
@@ -108,13 +108,12 @@ def match_bash_rules(
 
 @functools.lru_cache(maxsize=4096)
 def _match_all(contents: tuple[str, ...], command: str, behavior: RuleBehavior) -> bool:
-    rules, starts = _rules_of(contents)
+    rules, starts, first_words = _rules_of(contents)
     line = command.strip()
     for content, _ in rules:
         if line == content:
             return True
     if behavior != "allow":
-        first_words = _rule_first_words(contents) if starts else None
         for view in line_views(command):
             first = view[0]
             if view is UNSURE or not first.static or first.expands:
@@ -170,7 +169,7 @@ def covered_parts(contents: tuple[str, ...], command: str) -> tuple[bool, ...] |
     (``cd sub && git status``: git runs what the configuration of the repository
     it lands in names) needs one rule covering every part.
     """
-    return _covered(_rules_of(tuple(contents))[0], command)
+    return _covered(_rules_of(tuple(contents)).rules, command)
 
 
 def _covered(rules: tuple[tuple[str, _Rule], ...], command: str) -> tuple[bool, ...] | None:
@@ -192,24 +191,27 @@ def _cd_and_git(parts: tuple[SimpleCommand, ...]) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _rules_of(contents: tuple[str, ...]) -> tuple[tuple[tuple[str, _Rule], ...], bool]:
-    """Each content stripped, with its compiled rule (per settings, not per command), and
-    whether views may be sorted out by their first word (no wildcard rule among them)."""
+def _rules_of(contents: tuple[str, ...]) -> _RuleSet:
+    """The rules of ``contents`` compiled once per set (per settings, not per command)."""
     rules = tuple((c.strip(), _rule(c.strip())) for c in contents)
-    return rules, all(rule.kind != "wildcard" for _, rule in rules)
+    heads = frozenset(rule.literal[:1] for _, rule in rules)
+    names = frozenset(rule.form.name for _, rule in rules if rule.form is not None)
+    return _RuleSet(
+        rules,
+        all(rule.kind != "wildcard" for _, rule in rules),
+        None if "" in heads else (heads, names),
+    )
 
 
-@functools.lru_cache(maxsize=256)
-def _rule_first_words(contents: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]] | None:
-    """What a view's first word must share with one of these rules to be a candidate: the
+class _RuleSet(NamedTuple):
+    rules: tuple[tuple[str, _Rule], ...]
+    """Each content stripped, with its compiled rule."""
+    starts: bool
+    """Views may be sorted out by their first word (no wildcard rule among them)."""
+    first_words: tuple[frozenset[str], frozenset[str]] | None
+    """What a view's first word must share with one of the rules to be a candidate: the
     first letter of a rule's literal, or a rule's form's name (None: a rule with an empty
     literal, which every first word shares)."""
-    rules = _rules_of(contents)[0]
-    heads = frozenset(rule.literal[:1] for _, rule in rules)
-    if "" in heads:
-        return None
-    names = frozenset(rule.form.name for _, rule in rules if rule.form is not None)
-    return heads, names
 
 
 class _ViewFacts:
