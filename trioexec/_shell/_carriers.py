@@ -58,6 +58,8 @@ class Carrier:
     """Options matched as written only (``zip -TT``, ``vim +cmd`` as ``+``)."""
     prefixes: dict[str, Kind] = attrs.field(factory=dict)
     """Word prefixes whose remainder is run (``socat exec:CMD``; case-insensitive)."""
+    long_with_one_dash: bool = False
+    """Long options may be spelt with one dash too (``gdb -eval-command=X``)."""
 
 
 def _c(long: str, *, kind: Kind = "script") -> Carrier:
@@ -92,7 +94,8 @@ CARRIERS: dict[str, Carrier] = {
     "gdb": Carrier({"ex": "unsure", "eval-command": "unsure", "x": "unsure",
                     "command": "unsure", "init-eval-command": "unsure",
                     "init-command": "unsure", "iex": "unsure", "ix": "unsure"}, {},
-                   {"-ex": "unsure", "-iex": "unsure", "-x": "unsure", "-ix": "unsure"}),
+                   {"-ex": "unsure", "-iex": "unsure", "-x": "unsure", "-ix": "unsure"},
+                   long_with_one_dash=True),
     "tcpdump": Carrier({}, {"z": "program"}),
     "less": Carrier({}, {}, {"+!": "unsure"}),
     "hash": Carrier(),  # read by _views: `hash -p PATH NAME` binds NAME
@@ -146,8 +149,8 @@ def carried(name: str, view: Sequence[Word]) -> Iterator[Carried]:
         if word.expands and text[:1] in ("-", "+"):
             yield "unsure", (word,)  # `--p*` may be any option once expanded
             continue
-        if name == "gdb" and text[:1] == "-" and text[1:2] != "-" and len(text) > 2:
-            text = "-" + text  # gdb reads `-eval-command=X` as `--eval-command=X`
+        if carrier.long_with_one_dash and text[:1] == "-" and text[1:2] != "-" and len(text) > 2:
+            text = "-" + text  # `-eval-command=X` read as `--eval-command=X`
             view = (*view[:index], Word(text, static=True), *view[index + 1 :])
         kind = carrier.exact.get(text)
         if kind is not None:

@@ -112,7 +112,7 @@ def _carries_nothing(
 _OPTION_CARRIERS = {
     name: (tuple(carrier.long), frozenset(carrier.short), carrier.exact)
     for name, carrier in CARRIERS.items()
-    if name not in ("socat", "hash", "tar", "gdb")
+    if name not in ("socat", "hash", "tar") and not carrier.long_with_one_dash
 }
 """Programs that carry a program only in an option (``socat`` also in an address, ``tar``
 in its old-style first word, ``gdb`` in long options spelt with one dash), with those
