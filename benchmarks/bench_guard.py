@@ -76,6 +76,15 @@ RULES = {
 }
 
 
+NO_READ_DENY = {
+    "permissions": {
+        **RULES["permissions"],
+        "deny": [r for r in RULES["permissions"]["deny"] if not r.startswith("Read")],
+    }
+}
+"""The same rules without the ``Read`` deny rule (which makes Bash walk the names on disk)."""
+
+
 class Shell(Tool[dict[str, Any]]):
     """Bash-like: content rules match the command; its own check answers ``own``."""
 
@@ -277,29 +286,8 @@ _COLLECTED = re.compile(rb"Collected : (\d+)")
 
 async def decide_new_lines(rounds: int) -> None:
     """``rounds`` rounds of first-sight decisions of new typical lines (``new line``), after
-    as many warm-up rounds: the process :func:`instructions` counts."""
-    settings = {
-        "permissions": {
-            **RULES["permissions"],
-            "deny": [r for r in RULES["permissions"]["deny"] if not r.startswith("Read")],
-        }
-    }
-    guard = GuardRails.from_settings(settings)
-    tool = BashTool()
-    with tempfile.TemporaryDirectory() as folder:
-        cwd = Path(folder)
-        (cwd / "src").mkdir()
-        (cwd / "README.md").write_text("TODO\n")
-        serial = 0
-        for _ in range(rounds + 20):
-            for command in TYPICAL:
-                serial += 1
-                line = _made_new(command, serial)
-                tool_use = ToolUse("toolu_1", "Bash", {"command": line})
-                parsed = tool.input_type(line)  # type: ignore[misc]
-                ctx = CallContext(tool_use, cwd=cwd, permissions=guard.permissions)
-                verdict = await authorize_call(guard, tool, tool_use, parsed, ctx)
-                assert verdict.allowed, (line, verdict.message)
+    20 warm-up rounds: the process :func:`instructions` counts."""
+    await bash_decision(GuardRails.from_settings(NO_READ_DENY), rounds + 20, mode="new")
 
 
 def instructions(tree: str | None = None) -> float:
@@ -415,17 +403,11 @@ def main() -> None:
                 figures[label] = best
                 print(f"{label:<24}{_shown(best)} per call  ({calls} calls, best of {args.repeat})")
 
-            no_read_deny = {
-                "permissions": {
-                    **RULES["permissions"],
-                    "deny": [r for r in RULES["permissions"]["deny"] if not r.startswith("Read")],
-                }
-            }
             rounds = max(1, args.calls // 200)
             for label, settings, mode in (
-                ("Bash, fresh", no_read_deny, "fresh"),
-                ("Bash, new line", no_read_deny, "new"),
-                ("Bash, cached", no_read_deny, "cached"),
+                ("Bash, fresh", NO_READ_DENY, "fresh"),
+                ("Bash, new line", NO_READ_DENY, "new"),
+                ("Bash, cached", NO_READ_DENY, "cached"),
                 ("Bash + Read deny, fresh", RULES, "fresh"),
                 ("Bash + Read deny, cached", RULES, "cached"),
             ):
