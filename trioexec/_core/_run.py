@@ -13,6 +13,7 @@ live next door:
   synthetic answers and the grace watchdog;
 - ``_stopping`` (:class:`StopRules`, the core's base): what a cascade, an
   interrupt, an abort, a discard or an overdue call does to each call;
+- ``_thread_progress``: progress a worker thread sends, handed to the run's thread;
 - ``_run``: the core built from a front end's options, and ``open_run()``,
   the frame both front ends run inside (the nursery outside the run's
   scopes, the promise that every call is answered, what propagates).
@@ -23,7 +24,6 @@ call into the core at every state change.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from threading import get_ident
 from typing import TYPE_CHECKING
@@ -52,6 +52,7 @@ from ._policy import DEFAULT_POLICY, Policy, cascade_rule
 from ._runtime import TRIO_RUNTIME, Runtime
 from ._start_rule import ExecutingSet
 from ._stopping import StopRules
+from ._thread_progress import current_token, hand_over
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -114,7 +115,7 @@ class RunCore(StopRules):
         self._next_start = 0
         self._interruptible = False
         self._thread = get_ident()  # progress from any other thread goes through the token
-        self._token = _current_token()
+        self._token = current_token()
         self.faults: list[BaseException] = []
         """BaseExceptions user code raised during the run, in order: they propagate at its end."""
         self.run_scope: trio.CancelScope | None = None
@@ -364,7 +365,7 @@ class RunCore(StopRules):
         ended it is dropped, as progress after a call's answer always is.
         """
         if get_ident() != self._thread:
-            _progress_from_thread(self, call, data)
+            hand_over(self._token, self.progress, call, data)
             return
         if self.discarded or call.state != "executing":
             return
@@ -597,29 +598,3 @@ def _event_data(outcome: CallOutcome) -> ToolResult | None:
 
 def _nothing() -> None:
     return None
-
-
-def _current_token() -> trio.lowlevel.TrioToken | None:
-    """This trio run's token (None outside one: the asyncio twin builds a core too)."""
-    try:
-        return trio.lowlevel.current_trio_token()
-    except RuntimeError:
-        return None
-
-
-def _progress_from_thread(core: RunCore, call: Call, data: object) -> None:
-    """Hand a progress item sent from another thread to the run's thread."""
-    token = core._token
-    if token is None:
-        raise RuntimeError("progress() from another thread needs the run's trio token")
-    with contextlib.suppress(trio.RunFinishedError):  # the run is over: answered long ago
-        token.run_sync_soon(_deliver_progress, core, call, data)
-
-
-def _deliver_progress(core: RunCore, call: Call, data: object) -> None:
-    """In the run's thread: deliver a worker thread's progress item (nothing escapes:
-    an exception here would end the trio run)."""
-    try:
-        core.progress(call, data)
-    except Exception:
-        logger.exception("progress of tool call %s failed", call.tool_use.id)
